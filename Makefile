@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# User-facing targets.  The kernel build itself is described in Kbuild.
+#
+#   make deps                install what the project needs (Debian 12)
+#   make [KVER=6.1|6.12]     build the modules for a Debian target kernel
+#   make KDIR=<dir>          build against any kernel tree or headers
+#   make vm CMD='...'        run a command in a VM booting the target kernel
+#   make check               the whole test suite (deps, builds, unit tests,
+#                            selftests in the 6.1 and 6.12 guests)
+#   make checkpatch          checkpatch --strict over the module sources
+#   make demo                the headline demo, in the VM
+#   make install             install the modules into the running system
+#                            (with KDIR=/lib/modules/$(uname -r)/build)
+
+SHELL := /bin/bash
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+
+# Which kernel: KDIR wins; otherwise KVER (a Debian target name such as
+# 6.1 or 6.12, or a full release) resolved to an installed kernel.
+ifneq ($(KDIR),)
+KREL := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
+else
+KVER ?= 6.1
+KREL := $(shell $(TOP)/scripts/kver.sh $(KVER) 2>/dev/null)
+KDIR := /lib/modules/$(KREL)/build
+endif
+
+BUILD := $(TOP)/build
+KBUILD_DIR := $(BUILD)/$(KREL)
+RESULTS ?= $(TOP)/results
+# Module sources, mirrored as symlinks into a per-kernel build directory so
+# that builds for several kernels never share object files.
+MOD_SOURCES := Kbuild Kconfig net include scripts/kcompat.sh
+
+PYTHON ?= python3
+VM := $(PYTHON) $(TOP)/scripts/vm.py
+
+.PHONY: all modules deps vm check unit selftests checkpatch demo install \
+	clean kernel-ok ksft
+
+all: modules
+
+kernel-ok:
+	@if [ -z "$(KREL)" ] || [ ! -e "$(KDIR)/Makefile" ]; then \
+		echo "No kernel build tree for KVER=$(KVER) KDIR=$(KDIR)." >&2; \
+		echo "Run 'make deps' (Debian targets) or pass KDIR=<tree>." >&2; \
+		exit 1; fi
+
+modules: kernel-ok
+	@for f in $(MOD_SOURCES); do d=$(KBUILD_DIR)/$$(dirname $$f); \
+		mkdir -p $$d && cp -rsf $(TOP)/$$f $$d/ || exit 1; done
+	@find $(KBUILD_DIR) -xtype l -delete
+	$(MAKE) -C $(KDIR) M=$(KBUILD_DIR) modules
+	@echo "modules for $(KREL): $$(cd $(KBUILD_DIR) && find . -name '*.ko' | sort | tr '\n' ' ')"
+
+install: modules
+	$(MAKE) -C $(KDIR) M=$(KBUILD_DIR) modules_install
+	depmod -a $(KREL)
+
+deps:
+	@$(TOP)/scripts/deps.sh
+
+vm: modules selftests
+	@if [ -z "$$CMD" ]; then echo "usage: make vm CMD='command'" >&2; exit 2; fi
+	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) -- "$$CMD"
+
+# The kselftest framework files come from the linux-source-6.1 package.
+ksft:
+	@$(TOP)/scripts/ksft-extract.sh
+
+selftests: ksft
+	@$(MAKE) -s -C $(TOP)/selftests all KHDR_INCLUDES="-isystem $(TOP)/include/uapi"
+
+unit:
+	@$(TOP)/scripts/unit-tests.sh
+
+checkpatch: ksft
+	@$(TOP)/scripts/checkpatch.sh
+
+demo: modules selftests
+	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) -- $(TOP)/scripts/demo.sh
+
+check:
+	@$(TOP)/scripts/check.sh
+
+clean:
+	rm -rf $(BUILD)
+	@$(MAKE) -s -C $(TOP)/selftests clean 2>/dev/null || true

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install everything this project needs on Debian 12 (bookworm): the two
+# target kernels (image + headers of the same version), the VM runner
+# (virtme-ng, QEMU, busybox, kmod), the kernel source for checkpatch and the
+# kselftest headers, the networking tools and the plotting library.
+#
+# Idempotent: when everything is present it only reads dpkg's database and
+# apt's lists, which takes well under a second.  Kernel versions are resolved
+# from apt's lists at install time, never hard-coded: the mirror moves.
+#
+# Environment:
+#   DEPS_UPDATE=1   refresh apt's lists first (otherwise only done when a
+#                   package is missing or the lists are empty)
+#   DEPS_DRY_RUN=1  print what would be installed, install nothing
+
+set -euo pipefail
+
+VIRTME_NG_VERSION=1.42
+
+die() { echo "deps: $*" >&2; exit 1; }
+log() { echo "deps: $*" >&2; }
+
+if [ ! -r /etc/debian_version ] || ! command -v apt-get >/dev/null ||
+   ! command -v dpkg-query >/dev/null; then
+	die "this is not a Debian system with apt; install by hand the packages listed in README (section 'Dependencies')"
+fi
+case "$(cut -d. -f1 /etc/debian_version)" in
+12|bookworm*) ;;
+*) log "warning: tested on Debian 12 (bookworm), this is $(cat /etc/debian_version)" ;;
+esac
+
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || die "must run as root or have sudo"
+	SUDO=sudo
+fi
+
+# Packages whose name does not depend on the kernel version.
+BASE_PKGS=(
+	build-essential bc bison flex libelf-dev
+	qemu-system-x86 busybox-static kmod
+	linux-source-6.1 xz-utils
+	iproute2 ethtool iperf3 bpftrace tcpdump procps psmisc
+	python3 python3-pip python3-matplotlib
+)
+
+installed() { # pkg -> 0 when installed
+	dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^ii'
+}
+
+lists_empty() {
+	! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null
+}
+
+# Newest version of a kernel flavour that has both an image and headers.
+# $1: regex matching the image package's version part, e.g. '6\.1\.0-[0-9]+'
+newest_kernel() {
+	local re=$1 v
+	for v in $(apt-cache pkgnames linux-image- 2>/dev/null |
+		   sed -nE "s/^linux-image-(${re})-amd64$/\1/p" | sort -rV); do
+		if apt-cache show "linux-headers-$v-amd64" >/dev/null 2>&1; then
+			echo "$v-amd64"
+			return 0
+		fi
+	done
+	return 1
+}
+
+resolve_kernels() {
+	K61=$(newest_kernel '6\.1\.0-[0-9]+') || K61=
+	K612=$(newest_kernel '6\.12\.[0-9]+\+deb12') || K612=
+}
+
+wanted_pkgs() {
+	WANT=("${BASE_PKGS[@]}")
+	[ -n "$K61" ] && WANT+=("linux-image-$K61" "linux-headers-$K61")
+	[ -n "$K612" ] && WANT+=("linux-image-$K612" "linux-headers-$K612")
+	MISSING=()
+	local p
+	for p in "${WANT[@]}"; do
+		installed "$p" || MISSING+=("$p")
+	done
+}
+
+if [ "${DEPS_UPDATE:-0}" = 1 ] || lists_empty; then
+	log "apt-get update"
+	$SUDO apt-get update -qq
+fi
+resolve_kernels
+wanted_pkgs
+if [ ${#MISSING[@]} -gt 0 ] && [ "${DEPS_UPDATE:-0}" != 1 ]; then
+	# Something is missing: refresh the lists so we install the newest.
+	log "apt-get update (missing: ${MISSING[*]})"
+	$SUDO apt-get update -qq
+	resolve_kernels
+	wanted_pkgs
+fi
+[ -n "$K61" ] || die "no linux-image-6.1.0-*-amd64 with matching headers in apt's lists (is bookworm in sources.list?)"
+[ -n "$K612" ] || die "no linux-image-6.12.*+deb12-amd64 with matching headers in apt's lists (is bookworm-security in sources.list?)"
+
+if [ ${#MISSING[@]} -gt 0 ]; then
+	if [ "${DEPS_DRY_RUN:-0}" = 1 ]; then
+		echo "would install: ${MISSING[*]}"
+	else
+		log "installing: ${MISSING[*]}"
+		# The guest builds its own initramfs (virtme-ng); skip the
+		# host-side one that a kernel image's postinst would make.
+		$SUDO env DEBIAN_FRONTEND=noninteractive INITRD=No \
+			apt-get install -y -qq --no-install-recommends \
+			"${MISSING[@]}" >/dev/null
+	fi
+fi
+
+# virtme-ng from PyPI, pinned.  Debian 12 has no package for it.
+PY=${PYTHON:-python3}
+if ! command -v vng >/dev/null ||
+   [ "$($PY -c 'import importlib.metadata as m; print(m.version("virtme-ng"))' 2>/dev/null)" != "$VIRTME_NG_VERSION" ]; then
+	if [ "${DEPS_DRY_RUN:-0}" = 1 ]; then
+		echo "would install: virtme-ng==$VIRTME_NG_VERSION (PyPI)"
+	else
+		log "installing virtme-ng==$VIRTME_NG_VERSION from PyPI"
+		$SUDO $PY -m pip install -q --break-system-packages \
+			"virtme-ng==$VIRTME_NG_VERSION" 2>/dev/null ||
+		$SUDO $PY -m pip install -q "virtme-ng==$VIRTME_NG_VERSION"
+	fi
+fi
+
+# matplotlib for the interpreter that runs the experiment scripts: Debian's
+# package serves /usr/bin/python3; another python3 first in PATH gets PyPI's.
+if ! $PY -c 'import matplotlib' 2>/dev/null; then
+	if [ "${DEPS_DRY_RUN:-0}" = 1 ]; then
+		echo "would install: matplotlib (PyPI, for $PY)"
+	else
+		log "installing matplotlib from PyPI for $PY"
+		$SUDO $PY -m pip install -q --break-system-packages matplotlib 2>/dev/null ||
+		$SUDO $PY -m pip install -q matplotlib
+	fi
+fi
+
+log "ok: kernels $K61 and $K612"
