@@ -14,15 +14,15 @@
 /*
  * KC_CONG_CONTROL_ACK_FLAG: since 6.10 tcp_congestion_ops.cong_control()
  * also receives the ACK's sequence number and the FLAG_* bits of
- * tcp_ack().  Declare the hook with KC_CONG_CONTROL_ARGS(sk, rs) and use
- * only sk and rs in its body.
+ * tcp_ack().  Declare the hook as "static void f(KC_CONG_CONTROL_ARGS)";
+ * its body sees the arguments sk and rs on every kernel.
  */
 #ifdef KC_CONG_CONTROL_ACK_FLAG
-#define KC_CONG_CONTROL_ARGS(sk, rs) \
+#define KC_CONG_CONTROL_ARGS \
 	struct sock *sk, u32 ack __always_unused, \
 	int flag __always_unused, const struct rate_sample *rs
 #else
-#define KC_CONG_CONTROL_ARGS(sk, rs) \
+#define KC_CONG_CONTROL_ARGS \
 	struct sock *sk, const struct rate_sample *rs
 #endif
 

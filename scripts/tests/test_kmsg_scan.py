@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit tests of the guest kernel log scanner on sample logs."""
 
+import contextlib
+import io
 import os
 import sys
 import unittest
@@ -76,6 +78,10 @@ class Taint(unittest.TestCase):
         self.assertTrue(kmsg_scan.scan("", 512 | 8192))
 
     def test_main_exit_status(self):
+        with contextlib.redirect_stdout(io.StringIO()):
+            self._main_exit_status()
+
+    def _main_exit_status(self):
         self.assertEqual(kmsg_scan.main([os.path.join(DATA, "benign.log"),
                                          "--taint", "12288"]), 0)
         self.assertEqual(kmsg_scan.main([os.path.join(DATA, "warn.log")]), 1)

@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: everything, from nothing, ending with "N passed, N failed".
+#
+#   1. install dependencies (scripts/deps.sh)
+#   2. build the modules for every target kernel, warnings as errors
+#   3. checkpatch --strict over the module sources
+#   4. user-space unit tests
+#   5. the VM runner's self-tests (on the first kernel)
+#   6. every selftest in a guest of each target kernel; a guest whose
+#      kernel log shows a WARN/BUG/... or a bad taint is a failed test
+#
+# Environment: CHECK_KERNELS (default "6.1 6.12"), SKIP_IS_FAIL=1 (count
+# skipped tests as failures; CI sets it), TARGETS (selftest directories).
+
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+PY=${PYTHON:-python3}
+kernels=${CHECK_KERNELS:-6.1 6.12}
+out=$top/results/check
+rm -rf "$out"
+mkdir -p "$out"
+host=$out/host.tap
+n=0
+start=$(date +%s)
+
+step() { # description, command...: one TAP line in host.tap
+	local desc=$1 log=$out/step.log
+	shift
+	n=$((n + 1))
+	echo "# $(date +%T) $desc" >&2
+	if "$@" > "$log" 2>&1; then
+		echo "ok $n $desc" >> "$host"
+	else
+		echo "not ok $n $desc" >> "$host"
+		sed 's/^/# /' "$log" | tail -40 | tee -a "$host" >&2
+		return 1
+	fi
+}
+
+echo "TAP version 13" > "$host"
+if ! step "dependencies installed" scripts/deps.sh; then
+	$PY scripts/tap_summary.py "$host"
+	exit 1
+fi
+for k in $kernels; do
+	step "modules build for $k with -Werror" make -s modules KVER="$k" WERROR=1
+done
+step "kselftest framework and selftests build" make -s selftests
+$PY scripts/tests/run.py > "$out/unit.tap" 2>&1
+scripts/checkpatch.sh > "$out/checkpatch.tap" 2>&1
+
+first=$(scripts/kver.sh "${kernels%% *}")
+echo "# $(date +%T) VM runner self-tests on $first" >&2
+scripts/tests/vm_runner.sh "$first" "$out" > "$out/vm-runner.tap" 2>&1
+
+for k in $kernels; do
+	rel=$(scripts/kver.sh "$k") || continue
+	tap=$out/selftests-$k.tap
+	echo "# $(date +%T) selftests in the $rel guest" >&2
+	$PY scripts/vm.py --kernel "$rel" --modules "build/$rel" \
+		--results "$out" --timeout 1800 -- \
+		"make -s --no-print-directory -C selftests run_tests ${TARGETS:+TARGETS=\"$TARGETS\"}" \
+		2> "$out/vm-$k.log" | sed -u "s/^\(\(not \)\?ok [0-9]* selftests\): /\1[$k]: /" \
+		| tee "$tap" | grep -E '^(not )?ok ' >&2
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" = 0 ]; then
+		echo "ok 1 guest $rel: booted, kernel log clean" >> "$tap"
+	else
+		echo "not ok 1 guest $rel: boot, status or kernel log (vm exit $rc)" >> "$tap"
+		sed 's/^/# /' "$out/vm-$k.log" >> "$tap"
+	fi
+	grep '^vm: ' "$out/vm-$k.log" >&2
+done
+
+echo "# $(date +%T) done in $(( $(date +%s) - start ))s" >&2
+args=()
+[ "${SKIP_IS_FAIL:-0}" = 1 ] && args+=(--skip-is-fail)
+$PY scripts/tap_summary.py "${args[@]}" "$out"/*.tap

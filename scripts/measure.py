@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Parse what the standard tools print into numbers tests can assert on.
+
+  measure.py iperf-rate FILE [--skip S]   receiver goodput in bit/s from an
+                                          iperf3 -J report, ignoring the
+                                          first S seconds
+  measure.py ping-rtt FILE                average RTT in seconds
+  measure.py qdisc FILE [--handle H]      "sent drops backlog_pkts" of one
+                                          qdisc in 'tc -s qdisc show' output
+  measure.py max-backlog FILE [--handle H]  largest backlog (packets) over
+                                          a series of such outputs
+"""
+
+import argparse
+import json
+import re
+import sys
+
+
+def iperf_rate(report, skip=0.0):
+    """Goodput the receiver saw, bit/s, over intervals starting >= skip.
+
+    With -R the client is the receiver and its intervals count received
+    bytes; without -R the intervals are the sender's, which count bytes
+    written into a socket, so the receiver's end summary is used instead."""
+    data = json.loads(report) if isinstance(report, str) else report
+    if "error" in data:
+        raise ValueError(f"iperf3: {data['error']}")
+    start = data.get("start", {}).get("test_start", {})
+    reverse = start.get("reverse", 0)
+    if not reverse:
+        end = data["end"]
+        s = end.get("sum_received") or end.get("sum")
+        return s["bits_per_second"]
+    bits = secs = 0.0
+    for iv in data.get("intervals", []):
+        s = iv["sum"]
+        if s.get("omitted") or s["start"] < skip - 1e-6:
+            continue
+        bits += s["bytes"] * 8
+        secs += s["seconds"]
+    if secs <= 0:
+        raise ValueError("no iperf3 intervals after the skipped part")
+    return bits / secs
+
+
+def ping_rtt(text):
+    """Average RTT (seconds) from ping's summary line."""
+    m = re.search(r"= [\d.]+/([\d.]+)/[\d.]+/[\d.]+ ms", text)
+    if not m:
+        raise ValueError("no RTT summary in ping output")
+    return float(m.group(1)) / 1000.0
+
+
+QDISC_HEAD = re.compile(r"^qdisc (\S+) (\S+)")
+SENT = re.compile(r"Sent (\d+) bytes (\d+) pkt \(dropped (\d+), overlimits")
+BACKLOG = re.compile(r"backlog (\d+)b (\d+)p")
+
+
+def qdisc_stats(text, handle=None):
+    """[(kind, handle, sent_pkts, drops, backlog_pkts)] per qdisc."""
+    out, cur = [], None
+    for line in text.splitlines():
+        line = line.strip()
+        m = QDISC_HEAD.match(line)
+        if m:
+            cur = [m.group(1), m.group(2), 0, 0, 0]
+            out.append(cur)
+            continue
+        if cur is None:
+            continue
+        m = SENT.search(line)
+        if m:
+            cur[2], cur[3] = int(m.group(2)), int(m.group(3))
+        m = BACKLOG.search(line)
+        if m:
+            cur[4] = int(m.group(2))
+    if handle:
+        out = [q for q in out if q[1] == handle]
+    return [tuple(q) for q in out]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["iperf-rate", "ping-rtt", "qdisc",
+                                     "max-backlog"])
+    ap.add_argument("file")
+    ap.add_argument("--skip", type=float, default=0.0)
+    ap.add_argument("--handle")
+    args = ap.parse_args(argv)
+    with open(args.file) as f:
+        text = f.read()
+    try:
+        if args.what == "iperf-rate":
+            print(f"{iperf_rate(text, args.skip):.0f}")
+        elif args.what == "ping-rtt":
+            print(f"{ping_rtt(text):.6f}")
+        elif args.what == "qdisc":
+            q = qdisc_stats(text, args.handle)
+            if not q:
+                raise ValueError(f"no qdisc {args.handle}")
+            print(*q[0][2:])
+        else:
+            print(max((q[4] for q in qdisc_stats(text, args.handle)),
+                      default=0))
+    except (ValueError, KeyError) as e:
+        print(f"measure: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the parsers that turn tool output into asserted numbers."""
+
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import measure  # noqa: E402
+
+
+def iperf(reverse, intervals, end_bps=0):
+    return json.dumps({
+        "start": {"test_start": {"reverse": reverse}},
+        "intervals": [{"sum": {"start": s, "seconds": 1.0, "bytes": b,
+                               "omitted": False}} for s, b in intervals],
+        "end": {"sum_received": {"bits_per_second": end_bps}}})
+
+
+class Iperf(unittest.TestCase):
+    def test_reverse_uses_receiver_intervals_after_skip(self):
+        rep = iperf(1, [(0, 10), (1, 1000), (2, 3000)])
+        self.assertEqual(measure.iperf_rate(rep, skip=1), 16000)
+
+    def test_forward_uses_receiver_summary(self):
+        self.assertEqual(measure.iperf_rate(iperf(0, [(0, 1)], 5e6)), 5e6)
+
+    def test_error_report(self):
+        self.assertRaises(ValueError, measure.iperf_rate,
+                          json.dumps({"error": "unable to connect"}))
+
+    def test_nothing_after_skip(self):
+        self.assertRaises(ValueError, measure.iperf_rate,
+                          iperf(1, [(0, 10)]), 5)
+
+
+class Ping(unittest.TestCase):
+    def test_average(self):
+        out = ("5 packets transmitted, 5 received, 0% packet loss\n"
+               "rtt min/avg/max/mdev = 100.112/101.915/104.2/1.1 ms\n")
+        self.assertAlmostEqual(measure.ping_rtt(out), 0.101915)
+
+    def test_all_lost(self):
+        self.assertRaises(ValueError, measure.ping_rtt,
+                          "5 packets transmitted, 0 received\n")
+
+
+TC = """qdisc htb 1: root refcnt 2 r2q 10 default 0x1 direct_packets_stat 0
+ Sent 999 bytes 9 pkt (dropped 0, overlimits 5 requeues 0)
+ backlog 0b 0p requeues 0
+qdisc pfifo 10: parent 1:1 limit 83p
+ Sent 18000000 bytes 12000 pkt (dropped 7335, overlimits 0 requeues 0)
+ backlog 125662b 83p requeues 0
+"""
+
+
+class Qdisc(unittest.TestCase):
+    def test_leaf_stats(self):
+        self.assertEqual(measure.qdisc_stats(TC, "10:"),
+                         [("pfifo", "10:", 12000, 7335, 83)])
+
+    def test_all(self):
+        self.assertEqual(len(measure.qdisc_stats(TC)), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

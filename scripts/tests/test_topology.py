@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the topology library's model (no namespaces are made)."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+import topology as T  # noqa: E402
+
+
+class Units(unittest.TestCase):
+    def test_rates(self):
+        self.assertEqual(T.parse_rate("10mbit"), 10_000_000)
+        self.assertEqual(T.parse_rate("1.5Mbit"), 1_500_000)
+        self.assertEqual(T.parse_rate("300kbit"), 300_000)
+        self.assertEqual(T.parse_rate("9600"), 9600)
+        self.assertRaises(ValueError, T.parse_rate, "fast")
+
+    def test_times(self):
+        self.assertAlmostEqual(T.parse_time("25ms"), 0.025)
+        self.assertAlmostEqual(T.parse_time("0.3s"), 0.3)
+        self.assertAlmostEqual(T.parse_time("40"), 0.040)
+        self.assertRaises(ValueError, T.parse_time, "-1ms")
+
+    def test_bdp(self):
+        # 10 Mbit/s x 100 ms = 125000 B = 82.6 packets of 1514 B on the wire
+        self.assertEqual(T.bdp_packets(10_000_000, 0.1), 83)
+        self.assertEqual(T.bdp_packets(1000, 0.001), 2)
+
+    def test_goodput(self):
+        self.assertAlmostEqual(T.tcp_goodput(1514 * 8), 1448 * 8)
+
+
+class Shapes(unittest.TestCase):
+    def test_dumbbell_nodes_rtt_queue(self):
+        t = T.dumbbell(pairs=2, rate="2mbit", delay="300ms", queue=20,
+                       access_rate="10mbit", access_delay="1ms")
+        self.assertEqual(sorted(t.nodes),
+                         ["d1", "d2", "r1", "r2", "s1", "s2"])
+        self.assertAlmostEqual(t.path_rtt("s1", "d1"), 0.604)
+        self.assertEqual(t.info["queue"], 20)
+
+    def test_dumbbell_bdp_queue(self):
+        t = T.dumbbell(rate="10mbit", delay="50ms", queue="bdp")
+        self.assertEqual(t.info["queue"], 83)
+
+    def test_rtt_unfair_access_delays(self):
+        t = T.dumbbell(pairs=2, access_delay=["5ms", "45ms"], delay="10ms")
+        self.assertAlmostEqual(t.path_rtt("s1", "d1"), 0.04)
+        self.assertAlmostEqual(t.path_rtt("s2", "d2"), 0.2)
+
+    def test_bad_parameters(self):
+        self.assertRaises(ValueError, T.dumbbell, qdisc="codel")
+        self.assertRaises(ValueError, T.dumbbell, loss=100)
+        self.assertRaises(ValueError, T.dumbbell, queue=0)
+        self.assertRaises(ValueError, T.dumbbell, pairs=2,
+                          access_delay=["1ms"])
+
+    def test_duplicate_and_unknown(self):
+        t = T.Topology("x")
+        t.node("a")
+        t.node("b")
+        t.link("a", "b")
+        self.assertRaises(ValueError, t.link, "b", "a")
+        self.assertRaises(ValueError, t.link, "a", "c")
+        self.assertRaises(ValueError, t.node, "a")
+
+    def test_unique_names(self):
+        a, b = T.dumbbell(), T.dumbbell()
+        self.assertNotEqual(a.ns("s1"), b.ns("s1"))
+
+
+class Routing(unittest.TestCase):
+    def test_collapse_routes(self):
+        t = T.collapse()
+        # s1 reaches every other link through r1.
+        hops = {str(dst.net4): hop for dst, _, hop in t.routes("s1")}
+        self.assertEqual(set(hops.values()), {"r1"})
+        self.assertEqual(len(hops), 4)
+        # r1 reaches d2's link through r2, s2's directly (no route).
+        r1 = {(dst.a, dst.b): hop for dst, _, hop in t.routes("r1")}
+        self.assertEqual(r1[("r2", "d2")], "r2")
+        self.assertNotIn(("s2", "r1"), r1)
+        self.assertAlmostEqual(t.path_rtt("s2", "d2"), 0.06)
+
+
+class Commands(unittest.TestCase):
+    def build(self, **kw):
+        t = T.dumbbell(dry_run=True, **kw)
+        t.up()
+        return t.commands
+
+    def test_bottleneck_shaping(self):
+        cmds = "\n".join(self.build(rate="10mbit", delay="25ms", queue=50,
+                                    loss=1))
+        r1 = [c for c in cmds.splitlines() if "r1-" in c and "to-r2" in c]
+        self.assertTrue(any("htb rate 10000000bit" in c for c in r1))
+        self.assertTrue(any("pfifo limit 50" in c for c in r1))
+        # The delay of s->d sits on r2's ifb fed by its to-r1 ingress.
+        self.assertIn("dev ifb-r1 root netem limit 100000 delay 25000us "
+                      "loss random 1%", cmds)
+        self.assertIn("gso off tso off gro off", cmds)
+        self.assertIn("nodad", cmds)
+
+    def test_red(self):
+        cmds = "\n".join(self.build(qdisc="red", queue=100, ecn=True))
+        self.assertRegex(cmds, r"red limit 151400 min 37850 max 113550 .* ecn")
+
+    def test_unshaped_access_has_no_qdisc(self):
+        cmds = self.build(rate="10mbit")
+        self.assertFalse(any("dev to-r1 root" in c and "s1-" in c
+                             for c in cmds))
+
+    def test_shell_vars(self):
+        t = T.dumbbell()
+        sh = t.to_shell()
+        self.assertIn(f"NS_s1={t.ns('s1')}", sh)
+        self.assertIn("IP4_d1=10.0.2.1", sh)
+        self.assertIn("IP6_d1=fd00::2:1", sh)
+        self.assertIn("TOPO_QUEUE=", sh)
+
+
+if __name__ == "__main__":
+    unittest.main()

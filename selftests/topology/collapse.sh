@@ -1,0 +1,29 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The congestion-collapse shape of Hessler & Welzl: every link's rate and
+# delay as configured, and the shared 0.3 Mbit/s core queue bounded.
+. "$(dirname "$0")/shape_lib.sh"
+
+d=$(fault_delay 10)
+topo_up collapse --delay "$d" --queue 20
+
+# s1 -> d1 crosses 0.3, 0.3 and 1.0 Mbit/s links; s2 -> d2 1.0, 0.3, 0.01.
+check_rtt s1 d1 "$(rtt_expected "10:300000 10:300000 10:1000000")"
+check_rtt s2 d2 "$(rtt_expected "10:1000000 10:300000 10:10000")"
+
+# Greedy UDP gets what the narrowest link on its path carries.  HTB counts
+# the Ethernet header: payload is 1472 of 1514 bytes (100 of 142 for the
+# small datagrams that make the 0.01 Mbit/s link measurable in 20 s).
+want=$(awk 'BEGIN { printf "%d", 300000 * 1472 / 1514 }')
+got=$(udp_flood s1 d1 1000000 8 1472)
+log "UDP s1 -> d1 at 1 Mbit/s: ${got} bit/s received, core carries ${want}"
+check "s1 -> d1 UDP rate within 7% of the 0.3 Mbit/s core" \
+	within "${got:-0}" "$want" 7
+want=$(awk 'BEGIN { printf "%d", 10000 * 100 / 142 }')
+got=$(udp_flood s2 d2 200000 20 100)
+log "UDP s2 -> d2 at 0.2 Mbit/s: ${got} bit/s received, last link carries ${want}"
+check "s2 -> d2 UDP rate within 7% of the 0.01 Mbit/s last link" \
+	within "${got:-0}" "$want" 7
+
+check_queue s2 d2 r1 to-r2 300000 20
+finish

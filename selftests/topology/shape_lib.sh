@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Checks that a topology means what it says: RTT, TCP goodput and the
+# bottleneck queue.  The expectations are computed here from the test's own
+# parameters, not taken from the topology library, so a library that builds
+# the wrong thing fails.
+#
+# TOPO_FAULT=delay builds every link with 20% more delay than the checks
+# expect, TOPO_FAULT=rate with 20% less rate: the checks must then fail
+# (fault_injection.sh asserts that).
+
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+
+require_cmd ip tc ethtool iperf3 ping ss
+
+PING_WIRE=98	# bytes on the wire of a default ping (56 + 8 + 20 + 14)
+
+fault_delay() { # one-way delay in ms -> what to build
+	awk -v d="$1" -v f="${TOPO_FAULT:-}" 'BEGIN {
+		printf "%gms", (f == "delay") ? d * 1.2 : d }'
+}
+
+fault_rate() { # bit/s -> what to build
+	awk -v r="$1" -v f="${TOPO_FAULT:-}" 'BEGIN {
+		printf "%d", (f == "rate") ? r * 0.8 : r }'
+}
+
+# rtt_expected "d1:r1 d2:r2 ..." : RTT in seconds of a default ping over the
+# links (one-way delay in ms : rate in bit/s or 0 for unshaped), there and
+# back, including the time to serialize the echo on each shaped link.
+rtt_expected() {
+	echo "$1" | tr ' ' '\n' | awk -F: -v b=$PING_WIRE '
+		NF == 2 { t += 2 * $1 / 1000; if ($2 > 0) t += 2 * b * 8 / $2 }
+		END { printf "%.6f", t }'
+}
+
+# check_rtt FROM TO EXPECTED_S: both address families within 5 %.
+check_rtt() {
+	local from=$1 to=$2 want=$3 ip4=IP4_$2 ip6=IP6_$2 got
+	got=$(ping_rtt "$from" "${!ip4}")
+	log "$from -> $to IPv4 RTT ${got}s, configured ${want}s"
+	check "$from -> $to IPv4 ping RTT within 5% of ${want}s" \
+		within "${got:-0}" "$want" 5
+	got=$(ping_rtt "$from" "${!ip6}")
+	log "$from -> $to IPv6 RTT ${got}s, configured ${want}s"
+	check "$from -> $to IPv6 ping RTT within 5% of ${want}s" \
+		within "${got:-0}" "$want" 5
+}
+
+# check_tcp SENDER RECEIVER RATE SECONDS SKIP: one TCP flow's goodput at the
+# receiver within 7 % of what the link carries of TCP payload.
+check_tcp() {
+	local rate=$3 want got
+	want=$(awk -v r="$rate" 'BEGIN { printf "%d", r * 1448 / 1514 }')
+	got=$(iperf_tcp "$1" "$2" "$4" "$5")
+	log "TCP $1 -> $2: ${got} bit/s after ${5}s, link carries ${want} bit/s of payload"
+	check "TCP goodput within 7% of ${want} bit/s" within "${got:-0}" "$want" 7
+}
+
+# udp_flood SENDER RECEIVER RATE SECONDS LEN: a UDP flow; prints the
+# receiver's rate in bit/s (iperf3 -R: the receiver runs the client).
+udp_flood() {
+	local snd=$1 rcv=$2 port=5202 out=$TMPD/udp.$RANDOM.json ip=IP4_$1
+	nsx "$snd" iperf3 -s -1 -p $port >/dev/null 2>&1 &
+	wait_listen "$snd" $port || return 1
+	nsx "$rcv" iperf3 -c "${!ip}" -p $port -R -u -b "$3" -l "$5" \
+		-t "$4" -i 1 -J > "$out" 2>"$out.err"
+	"$PYTHON" "$MEASURE" iperf-rate "$out" --skip 1
+}
+
+# check_queue SENDER RECEIVER ROUTER DEV RATE QUEUE [red]: flood at 3x the
+# rate; the router's bottleneck queue (handle 10:) must drop and its backlog
+# must reach but never exceed QUEUE packets (RED: only never exceed).
+check_queue() {
+	local router=$3 dev=$4 rate=$5 queue=$6 red=${7:-}
+	local samples=$TMPD/qdisc.samples stats drops maxq secs
+	# Long enough to fill the queue twice over at the excess rate.
+	secs=$(awk -v q="$queue" -v r="$rate" 'BEGIN {
+		s = 2 * q * 1514 * 8 / (2 * r) + 2; printf "%d", (s < 4) ? 4 : s }')
+	( while :; do nsx "$router" tc -s qdisc show dev "$dev"; sleep 0.05; done ) \
+		> "$samples" 2>/dev/null &
+	local sampler=$!
+	udp_flood "$1" "$2" $((3 * rate)) "$secs" 1472 >/dev/null
+	kill $sampler; wait $sampler 2>/dev/null
+	nsx "$router" tc -s qdisc show dev "$dev" > "$TMPD/qdisc.end"
+	stats=$("$PYTHON" "$MEASURE" qdisc "$TMPD/qdisc.end" --handle 10:)
+	drops=$(echo "$stats" | cut -d' ' -f2)
+	maxq=$("$PYTHON" "$MEASURE" max-backlog "$samples" --handle 10:)
+	log "UDP flood at 3x for ${secs}s: $drops drops, largest backlog $maxq of $queue packets"
+	check "flood drops at the bottleneck queue" at_least "${drops:-0}" 1
+	check "backlog never exceeds $queue packets" at_most "${maxq:-999999}" "$queue"
+	if [ -z "$red" ]; then
+		check "DropTail backlog reaches its limit" at_least "${maxq:-0}" \
+			$((queue * 9 / 10))
+	fi
+}
+
+# check_dumbbell RATE_BIT DELAY_MS QUEUE ACCESS_RATE_BIT ACCESS_DELAY_MS \
+#                TCP_SECONDS TCP_SKIP [QDISC]
+check_dumbbell() {
+	local rate=$1 delay=$2 queue=$3 arate=$4 adelay=$5 secs=$6 skip=$7
+	local qdisc=${8:-droptail} rtt qlen args
+	rtt=$(rtt_expected "$adelay:$arate $delay:$rate $adelay:$arate")
+	qlen=$queue
+	if [ "$queue" = bdp ]; then
+		qlen=$(awk -v r="$rate" -v d="$delay" -v a="$adelay" 'BEGIN {
+			q = r * 2 * (d + 2 * a) / 1000 / (8 * 1514)
+			q = (q == int(q)) ? q : int(q) + 1; printf "%d", (q < 2) ? 2 : q }')
+	fi
+	args=(--rate "$(fault_rate "$rate")bit" --delay "$(fault_delay "$delay")"
+	      --queue "$queue" --qdisc "$qdisc")
+	[ "$arate" != 0 ] && args+=(--access-rate "$(fault_rate "$arate")bit")
+	[ "$adelay" != 0 ] && args+=(--access-delay "$(fault_delay "$adelay")")
+	log "dumbbell: ${rate} bit/s, ${delay} ms, queue $queue ($qlen pkts), access ${arate} bit/s ${adelay} ms${TOPO_FAULT:+, fault: $TOPO_FAULT}"
+	topo_up dumbbell "${args[@]}"
+
+	check "library sized the queue $qlen packets" test "$TOPO_QUEUE" = "$qlen"
+	check_rtt s1 d1 "$rtt"
+	check_tcp s1 d1 "$rate" "$secs" "$skip"
+	check_queue s1 d1 r1 to-r2 "$rate" "$qlen" \
+		"$([ "$qdisc" = red ] && echo red)"
+}
