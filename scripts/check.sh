@@ -64,7 +64,7 @@ for k in $kernels; do
 		--results "$out" --timeout 1800 -- \
 		"make -s --no-print-directory -C selftests run_tests ${TARGETS:+TARGETS=\"$TARGETS\"}" \
 		2> "$out/vm-$k.log" | sed -u "s/^\(\(not \)\?ok [0-9]* selftests\): /\1[$k]: /" \
-		| tee "$tap" | grep -E '^(not )?ok ' >&2
+		| tee "$tap" | grep --line-buffered -E '^(not )?ok ' >&2
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" = 0 ]; then
 		echo "ok 1 guest $rel: booted, kernel log clean" >> "$tap"

@@ -11,7 +11,7 @@ cp=$top/build/checkpatch/scripts/checkpatch.pl
 [ -e "$cp" ] || { echo "checkpatch: run 'make ksft' first" >&2; exit 1; }
 
 cd "$top" || exit 1
-files=$(git ls-files 'net/*.c' 'net/*.h' 'include/*.h' 2>/dev/null ||
+files=$(git ls-files --cached --others --exclude-standard 'net/*.c' 'net/*.h' 'include/*.h' 2>/dev/null ||
 	find net include -name '*.[ch]')
 n=0 failed=0
 echo "TAP version 13"

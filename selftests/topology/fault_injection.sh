@@ -6,12 +6,13 @@
 . "$(dirname "$0")/../lib.sh"
 
 dir=$(dirname "$0")
-run_faulty() { # fault check-pattern
-	TOPO_FAULT=$1 "$dir/dumbbell_10m_50ms_bdp.sh" > "$TMPD/$1.out" 2>&1
+run_faulty() { # fault check-pattern checks-to-run
+	TOPO_FAULT=$1 SHAPE_CHECKS=$3 "$dir/dumbbell_10m_50ms_bdp.sh" \
+		> "$TMPD/$1.out" 2>&1
 	local rc=$?
 	sed 's/^/#   /' "$TMPD/$1.out"
 	[ $rc = $KSFT_FAIL ] && grep -q "^not ok .*$2" "$TMPD/$1.out"
 }
-check "20% more delay fails the RTT checks" run_faulty delay "ping RTT"
-check "20% less rate fails the goodput check" run_faulty rate "TCP goodput"
+check "20% more delay fails the RTT checks" run_faulty delay "ping RTT" rtt
+check "20% less rate fails the goodput check" run_faulty rate "TCP goodput" tcp
 finish
