@@ -5,6 +5,7 @@
   measure.py iperf-rate FILE [--skip S]   receiver goodput in bit/s from an
                                           iperf3 -J report, ignoring the
                                           first S seconds
+  measure.py iperf-loss FILE              fraction of UDP datagrams lost
   measure.py ping-rtt FILE                average RTT in seconds
   measure.py qdisc FILE [--handle H]      "sent drops backlog_pkts" of one
                                           qdisc in 'tc -s qdisc show' output
@@ -45,6 +46,17 @@ def iperf_rate(report, skip=0.0):
     return bits / secs
 
 
+def iperf_loss(report):
+    """Fraction of UDP datagrams the receiver missed (iperf3 -u -J)."""
+    data = json.loads(report) if isinstance(report, str) else report
+    if "error" in data:
+        raise ValueError(f"iperf3: {data['error']}")
+    s = data["end"]["sum"]
+    if not s.get("packets"):
+        raise ValueError("no UDP datagrams counted")
+    return s["lost_packets"] / s["packets"]
+
+
 def ping_rtt(text):
     """Average RTT (seconds) from ping's summary line."""
     m = re.search(r"= [\d.]+/([\d.]+)/[\d.]+/[\d.]+ ms", text)
@@ -83,7 +95,8 @@ def qdisc_stats(text, handle=None):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["iperf-rate", "ping-rtt", "qdisc",
+    ap.add_argument("what", choices=["iperf-rate", "iperf-loss", "ping-rtt",
+                                     "qdisc",
                                      "max-backlog"])
     ap.add_argument("file")
     ap.add_argument("--skip", type=float, default=0.0)
@@ -94,6 +107,8 @@ def main(argv=None):
     try:
         if args.what == "iperf-rate":
             print(f"{iperf_rate(text, args.skip):.0f}")
+        elif args.what == "iperf-loss":
+            print(f"{iperf_loss(text):.6f}")
         elif args.what == "ping-rtt":
             print(f"{ping_rtt(text):.6f}")
         elif args.what == "qdisc":

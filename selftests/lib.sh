@@ -21,13 +21,19 @@ TOPO_STATES=()
 CHECKS_FAILED=0
 CHECKS_RUN=0
 
-cleanup() {
+# topo_down: remove every topology built so far, and what runs in it.
+topo_down() {
 	local s
-	# Background jobs first (servers, samplers), then the namespaces.
-	kill $(jobs -p) 2>/dev/null
 	for s in "${TOPO_STATES[@]}"; do
 		"$PYTHON" "$TOPOLOGY" down --state "$s"
 	done
+	TOPO_STATES=()
+}
+
+cleanup() {
+	# Background jobs first (servers, samplers), then the namespaces.
+	kill $(jobs -p) 2>/dev/null
+	topo_down
 	rm -rf "$TMPD"
 }
 trap cleanup EXIT
@@ -83,7 +89,7 @@ at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
 # Exit with the result of the checks run so far.
 finish() {
-	log "$((CHECKS_RUN - CHECKS_FAILED))/$CHECKS_RUN checks passed"
+	log "$((CHECKS_RUN - CHECKS_FAILED))/$CHECKS_RUN checks passed in ${SECONDS}s"
 	[ "$CHECKS_FAILED" = 0 ] && exit $KSFT_PASS
 	exit $KSFT_FAIL
 }

@@ -35,6 +35,17 @@ class Iperf(unittest.TestCase):
                           iperf(1, [(0, 10)]), 5)
 
 
+class IperfLoss(unittest.TestCase):
+    def test_fraction(self):
+        rep = json.dumps({"end": {"sum": {"packets": 2000,
+                                          "lost_packets": 100}}})
+        self.assertAlmostEqual(measure.iperf_loss(rep), 0.05)
+
+    def test_no_packets(self):
+        rep = json.dumps({"end": {"sum": {"packets": 0, "lost_packets": 0}}})
+        self.assertRaises(ValueError, measure.iperf_loss, rep)
+
+
 class Ping(unittest.TestCase):
     def test_average(self):
         out = ("5 packets transmitted, 5 received, 0% packet loss\n"

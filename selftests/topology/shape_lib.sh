@@ -71,6 +71,7 @@ udp_flood() {
 # check_queue SENDER RECEIVER ROUTER DEV RATE QUEUE [red]: flood at 3x the
 # rate; the router's bottleneck queue (handle 10:) must drop and its backlog
 # must reach but never exceed QUEUE packets (RED: only never exceed).
+# Leaves the largest backlog seen in QUEUE_MAX_BACKLOG.
 check_queue() {
 	local router=$3 dev=$4 rate=$5 queue=$6 red=${7:-}
 	local samples=$TMPD/qdisc.samples stats drops maxq secs
@@ -86,6 +87,7 @@ check_queue() {
 	stats=$("$PYTHON" "$MEASURE" qdisc "$TMPD/qdisc.end" --handle 10:)
 	drops=$(echo "$stats" | cut -d' ' -f2)
 	maxq=$("$PYTHON" "$MEASURE" max-backlog "$samples" --handle 10:)
+	QUEUE_MAX_BACKLOG=$maxq
 	log "UDP flood at 3x for ${secs}s: $drops drops, largest backlog $maxq of $queue packets"
 	check "flood drops at the bottleneck queue" at_least "${drops:-0}" 1
 	check "backlog never exceeds $queue packets" at_most "${maxq:-999999}" "$queue"

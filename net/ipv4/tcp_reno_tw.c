@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP-like TW ("Threshold Window"): Reno congestion control for long-delay
+ * links.
+ *
+ * S. A. Nor, S. Hassan, O. Ghazali, M. H. Omar, "Enhancing DCCP Congestion
+ * Control Mechanism for Long Delay Link", proposes two changes to DCCP's
+ * TCP-like congestion control (CCID 2, which is Reno/NewReno) for paths
+ * such as a 2 Mbit/s, 300 ms satellite hop:
+ *
+ *  Threshold: start with a high slow-start threshold, 200 packets instead
+ *    of the 20 their DCCP used, so that the window grows exponentially
+ *    until it is near the path's capacity and reaches full throughput in a
+ *    few RTTs instead of tens of seconds of linear growth.  They found no
+ *    gain above 200 packets on their path.
+ *
+ *  Window: on a congestion event signalled by duplicate ACKs, reduce the
+ *    window to 95 % of its value ("5 % decrease") instead of halving it, so
+ *    that the throughput on a long-delay path stays near capacity instead
+ *    of following Reno's saw-tooth, which takes many 600 ms RTTs to climb
+ *    back.
+ *
+ * Everything else is Reno: slow start below ssthresh, one segment per RTT
+ * above it (tcp_reno_cong_avoid), and a retransmission timeout still
+ * collapses the window to one segment with ssthresh at half the window,
+ * as the paper's TCP-like does.
+ *
+ * Mapping onto Linux:
+ *  - Linux starts every connection with an infinite ssthresh (slow start
+ *    until the first loss).  .init sets the configured initial ssthresh,
+ *    the way CUBIC's initial_ssthresh parameter does; .init runs after the
+ *    route metrics have been applied, so it wins over a cached ssthresh
+ *    unless the parameter is 0.
+ *  - .ssthresh, called when fast recovery starts (and on RTO, before the
+ *    state moves to Loss), returns max(cwnd * (100 - decrease) / 100, 2).
+ *    Integer arithmetic floors the product, so a window of fewer than 20
+ *    segments loses one whole segment, more than the nominal 5 %: cwnd 10
+ *    becomes 9 (-10 %), cwnd 100 becomes 95.  The window always drops by
+ *    at least one segment.
+ *  - CA_EVENT_LOSS (RTO) replaces that value with the RFC 5681 one, half
+ *    the window before the timeout; the kernel sets cwnd to one segment
+ *    beyond what is in flight.
+ *  - Undo after a spurious recovery or timeout restores the prior window
+ *    (tcp_reno_undo_cwnd) and ssthresh (the kernel keeps prior_ssthresh).
+ *
+ * A consequence users must know: a flow that gives back only 5 % on loss
+ * takes most of a shared bottleneck from a competing Reno or CUBIC flow.
+ * The paper's own Table II reports 1697 kbit/s for TCP-like TW against
+ * 273 kbit/s for a NewReno flow on a 2 Mbit/s link.  This module is
+ * therefore not listed in tcp_allowed_congestion_control by default
+ * (TCP_CONG_NON_RESTRICTED is not set): unprivileged sockets can only use
+ * it once the administrator allows it.
+ */
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <net/tcp.h>
+
+#define RENO_TW_MAX_SSTHRESH	1048576U
+#define RENO_TW_MAX_DECREASE	50
+
+static unsigned int initial_ssthresh __read_mostly = 200;
+static unsigned int decrease_pct __read_mostly = 5;
+
+static int param_set_initial_ssthresh(const char *val,
+				      const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v == 1 || v > RENO_TW_MAX_SSTHRESH) {
+		pr_err("tcp_reno_tw: initial_ssthresh must be 0 (kernel default) or 2..%u packets\n",
+		       RENO_TW_MAX_SSTHRESH);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
+	return 0;
+}
+
+static int param_set_decrease_pct(const char *val,
+				  const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint(val, 0, &v);
+	if (ret)
+		return ret;
+	if (v < 1 || v > RENO_TW_MAX_DECREASE) {
+		pr_err("tcp_reno_tw: decrease_pct must be 1..%u (percent of the window given up on congestion)\n",
+		       RENO_TW_MAX_DECREASE);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
+	return 0;
+}
+
+static const struct kernel_param_ops initial_ssthresh_ops = {
+	.set = param_set_initial_ssthresh,
+	.get = param_get_uint,
+};
+
+static const struct kernel_param_ops decrease_pct_ops = {
+	.set = param_set_decrease_pct,
+	.get = param_get_uint,
+};
+
+module_param_cb(initial_ssthresh, &initial_ssthresh_ops, &initial_ssthresh,
+		0644);
+MODULE_PARM_DESC(initial_ssthresh,
+		 "slow-start threshold of a new connection, in packets (2..1048576; 0 = kernel default, slow start until loss; default 200)");
+module_param_cb(decrease_pct, &decrease_pct_ops, &decrease_pct, 0644);
+MODULE_PARM_DESC(decrease_pct,
+		 "percent of the window given up on a congestion event signalled by duplicate ACKs (1..50; default 5; Reno is 50)");
+
+/* Per-socket state: the decrease in force when the connection started. */
+struct reno_tw {
+	u32 decrease_pct;
+};
+
+static void reno_tw_init(struct sock *sk)
+{
+	struct reno_tw *ca = inet_csk_ca(sk);
+	u32 ssthresh = READ_ONCE(initial_ssthresh);
+
+	ca->decrease_pct = READ_ONCE(decrease_pct);
+	if (ssthresh)
+		tcp_sk(sk)->snd_ssthresh = ssthresh;
+}
+
+static u32 reno_tw_ssthresh(struct sock *sk)
+{
+	const struct reno_tw *ca = inet_csk_ca(sk);
+	u32 cwnd = tcp_snd_cwnd(tcp_sk(sk));
+
+	return max(cwnd * (100 - ca->decrease_pct) / 100, 2U);
+}
+
+static void reno_tw_cwnd_event(struct sock *sk, enum tcp_ca_event event)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	/* A retransmission timeout is not a duplicate-ACK congestion event:
+	 * like TCP-like, fall back to half the window that timed out.
+	 * tcp_enter_loss() saved that window in prior_cwnd just before.
+	 */
+	if (event == CA_EVENT_LOSS)
+		tp->snd_ssthresh = max(tp->prior_cwnd >> 1U, 2U);
+}
+
+static struct tcp_congestion_ops tcp_reno_tw __read_mostly = {
+	.init		= reno_tw_init,
+	.ssthresh	= reno_tw_ssthresh,
+	.cong_avoid	= tcp_reno_cong_avoid,
+	.undo_cwnd	= tcp_reno_undo_cwnd,
+	.cwnd_event	= reno_tw_cwnd_event,
+	.owner		= THIS_MODULE,
+	.name		= "reno_tw",
+};
+
+static int __init reno_tw_register(void)
+{
+	BUILD_BUG_ON(sizeof(struct reno_tw) > ICSK_CA_PRIV_SIZE);
+	return tcp_register_congestion_control(&tcp_reno_tw);
+}
+
+static void __exit reno_tw_unregister(void)
+{
+	tcp_unregister_congestion_control(&tcp_reno_tw);
+}
+
+module_init(reno_tw_register);
+module_exit(reno_tw_unregister);
+
+MODULE_AUTHOR("Research transports for Linux");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("TCP-like TW: Reno with a high initial ssthresh and a gentle decrease, for long-delay links");
+MODULE_VERSION("1.0");

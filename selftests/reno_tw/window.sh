@@ -1,0 +1,140 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Watch reno_tw's window with the tcp:tcp_probe tracepoint (cwnd and
+# ssthresh as each ACK arrives):
+#  - slow start grows exponentially up to the configured initial ssthresh
+#    and linearly after it, where Reno (no initial threshold in Linux)
+#    slow-starts on;
+#  - every change of ssthresh is explained: a congestion event sets it to
+#    max(floor(cwnd * (100 - decrease_pct) / 100), 2), 95 % by default and
+#    50 % when the knob says so, a timeout to half the window, or the
+#    kernel's own raises to max(ssthresh, 3/4 cwnd) (undo of a spurious
+#    reduction, cwnd validation; scripts/tcp_probe.py classify);
+#  - a retransmission timeout collapses the window to one segment with
+#    ssthresh at half the window.
+
+. "$(dirname "$0")/../lib.sh"
+
+require_cmd iperf3 tc
+require_module tcp_reno_tw
+PARAMS=/sys/module/tcp_reno_tw/parameters
+PROBE="$PYTHON $REPO/scripts/tcp_probe.py"
+trap '$PROBE stop 2>/dev/null; echo 200 > $PARAMS/initial_ssthresh; echo 5 > $PARAMS/decrease_pct; cleanup' EXIT
+# Whatever an earlier test left: start from the documented defaults.
+echo 200 > $PARAMS/initial_ssthresh
+echo 5 > $PARAMS/decrease_pct
+
+# flow NAME CC SECONDS [BLACKHOLE_AT BLACKHOLE_SECONDS]: one bulk flow
+# s1 -> d1 traced; writes $TMPD/NAME.rec ("t cwnd ssthresh") and
+# $TMPD/NAME.red (ssthresh decreases: "t cwnd_before ssthresh_after").
+flow() {
+	local name=$1 cc=$2 secs=$3 at=${4:-} dur=${5:-}
+	nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+	wait_listen d1 5201 || return 1
+	$PROBE start --dport 5201
+	cat /sys/kernel/tracing/trace_pipe > "$TMPD/$name.trace" &
+	local reader=$!
+	nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t "$secs" -C "$cc" >/dev/null 2>&1 &
+	local client=$!
+	if [ -n "$at" ]; then
+		# Drop everything r1 sends to r2 for a while: no ACK comes back.
+		sleep "$at"
+		nsx r2 tc qdisc change dev ifb-r1 root netem limit 100000 \
+			delay "$DELAY_US"us loss random 100%
+		sleep "$dur"
+		nsx r2 tc qdisc change dev ifb-r1 root netem limit 100000 \
+			delay "$DELAY_US"us
+	fi
+	wait $client
+	$PROBE stop
+	sleep 0.5
+	kill $reader 2>/dev/null; wait $reader 2>/dev/null
+	$PROBE records "$TMPD/$name.trace" > "$TMPD/$name.rec"
+	$PROBE changes "$TMPD/$name.trace" > "$TMPD/$name.chg"
+	log "$name ($cc): $(wc -l < "$TMPD/$name.rec") ACKs traced, $(wc -l < "$TMPD/$name.chg") changes of ssthresh"
+}
+
+# classify NAME PCT: "congestion timeout kernel unexplained" counts of the
+# flow's changes of ssthresh for a decrease of PCT percent; unexplained
+# changes are logged.
+classify() {
+	$PROBE decrease "$TMPD/$1.trace" --pct "$2" 2> "$TMPD/$1.why"
+	sed 's/^/# /' "$TMPD/$1.why" >&2
+}
+
+# slow_start NAME: "first_ssthresh max_cwnd_first_1.5s t_reach cwnd_1s_later"
+# where t_reach is when cwnd first reached the first ssthresh.
+slow_start() {
+	awk 'NR == 1 { s = $3 }
+	     $1 <= 1.5 && $2 > max { max = $2 }
+	     !reach && $2 >= s { reach = $1 }
+	     reach && $1 <= reach + 1.0 { later = $2 }
+	     END { printf "%d %d %.3f %d\n", s, max, reach ? reach : -1, later }' \
+		"$TMPD/$1.rec"
+}
+
+# 1. Slow start, on a path whose BDP (167 packets) and queue (2000) let
+#    the window pass 250 without loss.
+DELAY_US=50000
+topo_up dumbbell --rate 20mbit --delay 50ms --queue 2000
+
+flow tw200 reno_tw 3
+read -r s max reach later <<< "$(slow_start tw200)"
+log "reno_tw initial_ssthresh=200: ssthresh $s, reached at ${reach}s, cwnd $later one second (10 RTTs) later"
+check "reno_tw starts with ssthresh 200" test "$s" = 200
+check "slow start reaches 200 packets" at_least "$reach" 0
+check "then linear growth: 200..215 packets 10 RTTs later" \
+	bash -c "[ $later -ge 200 ] && [ $later -le 215 ]"
+
+echo 50 > $PARAMS/initial_ssthresh
+flow tw50 reno_tw 3
+read -r s max reach later <<< "$(slow_start tw50)"
+log "reno_tw initial_ssthresh=50: ssthresh $s, reached at ${reach}s, cwnd $later 10 RTTs later"
+check "initial_ssthresh=50 takes effect" test "$s" = 50
+check "slow start ends at 50: 50..65 packets 10 RTTs later" \
+	bash -c "[ $reach != -1.000 ] && [ $later -ge 50 ] && [ $later -le 65 ]"
+echo 200 > $PARAMS/initial_ssthresh
+
+flow reno reno 3
+read -r s max reach later <<< "$(slow_start reno)"
+log "reno: ssthresh $s, largest cwnd in the first 1.5 s $max"
+check "reno slow-starts past 250 packets in 1.5 s (no initial threshold)" \
+	at_least "$max" 251
+
+# 2. Congestion events, on a path with 0.5 % random loss (and a queue
+#    that overflows above 133 packets), so that they come at ever different
+#    windows: an event at the same window as the last one would set
+#    ssthresh to the value it already has, which the trace cannot show.
+#    Slow start ends at 40 so that losses come one at a time.
+DELAY_US=20000
+topo_up dumbbell --rate 10mbit --delay 20ms --queue 100 --loss 0.5
+echo 40 > $PARAMS/initial_ssthresh
+flow tw5 reno_tw 8
+read -r m t u o <<< "$(classify tw5 5)"
+log "decrease_pct=5: $m changes to 95 % of cwnd, $t by timeouts, $u by the kernel, $o unexplained"
+check "congestion events seen: at least 5 changes to floor(95 % of cwnd)" at_least "$m" 5
+check "every change of ssthresh explained (95 %, timeout or kernel)" test "$o" = 0
+
+echo 50 > $PARAMS/decrease_pct
+flow tw50pct reno_tw 8
+read -r m t u o <<< "$(classify tw50pct 50)"
+log "decrease_pct=50: $m changes to 50 % of cwnd, $t by timeouts, $u by the kernel, $o unexplained"
+check "decrease_pct=50: at least 5 changes to 50 %, none unexplained" \
+	bash -c "[ $m -ge 5 ] && [ $o = 0 ]"
+echo 5 > $PARAMS/decrease_pct
+
+# 3. A retransmission timeout: 1.5 s without any data getting through, on
+#    a path without random loss.
+topo_up dumbbell --rate 10mbit --delay 20ms --queue 100
+flow rto reno_tw 6 3 1.5
+echo 200 > $PARAMS/initial_ssthresh
+rto=$(awk '$1 > 3 && $5 <= 2' "$TMPD/rto.chg" | head -1)
+log "first change after the blackhole (t cwnd ssthresh -> ssthresh cwnd): '${rto}'"
+check "the timeout collapsed the window to at most 2 segments" test -n "$rto"
+check "ssthresh after the timeout is half the window, not 95 %" \
+	"$PYTHON" -c "
+import sys; sys.path.insert(0, '$REPO/scripts'); import tcp_probe
+t, c0, s0, s1, c1 = map(float, '${rto:-0 0 0 0 9}'.split())
+sys.exit(not tcp_probe.decreased(int(c0), int(s1), 50))"
+finish
