@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The metrics the papers report, defined once (Documentation/testing.rst).
+
+Throughputs are any consistent unit (bit/s, packets/s); a flow's throughput
+is what its receiver got.  Functions raise ValueError for input on which
+the metric is undefined (no flows, a zero denominator) instead of returning
+infinity or NaN.
+"""
+
+import math
+
+
+def _mean(xs):
+    xs = list(xs)
+    if not xs:
+        raise ValueError("mean of no values")
+    return sum(xs) / len(xs)
+
+
+def _ratio(num, den, what):
+    if den <= 0:
+        raise ValueError(f"{what}: denominator is {den}")
+    return num / den
+
+
+def friendliness(others, tcp):
+    """F = mean throughput of the non-TCP flows / mean of the TCP flows
+    (TLTCP and DCP papers); 1 is ideal, above 1 the others take more."""
+    return _ratio(_mean(others), _mean(tcp), "friendliness")
+
+
+def separation(flows):
+    """S = largest / smallest flow throughput (TLTCP paper: S_MIX over a
+    mixed run, S_TCP over an all-TCP baseline); 1 is ideal."""
+    flows = list(flows)
+    return _ratio(max(flows), min(flows), "separation")
+
+
+def f_worst(flows):
+    """All-TCP baseline, worst split (TLTCP paper): mean of the N/2 largest
+    flows / mean of the N/2 smallest.  N must be even."""
+    xs = sorted(flows)
+    if not xs or len(xs) % 2:
+        raise ValueError("F_worst needs an even, non-zero number of flows")
+    half = len(xs) // 2
+    return _ratio(_mean(xs[half:]), _mean(xs[:half]), "F_worst")
+
+
+def f_best(flows):
+    """All-TCP baseline, best split (TLTCP paper): flows sorted by
+    throughput, odd-ranked against even-ranked; larger mean / smaller."""
+    xs = sorted(flows)
+    if not xs or len(xs) % 2:
+        raise ValueError("F_best needs an even, non-zero number of flows")
+    odd, even = _mean(xs[0::2]), _mean(xs[1::2])
+    return _ratio(max(odd, even), min(odd, even), "F_best")
+
+
+def tcp_model_rate(rtt, p, k=1.22):
+    """The simple TCP model the DCP paper uses: T = 1.22 / (R * sqrt(p)),
+    in packets per second for R in seconds."""
+    if rtt <= 0 or p <= 0:
+        raise ValueError("TCP model: RTT and loss rate must be positive")
+    return k / (rtt * math.sqrt(p))
+
+
+def dcp_friendliness(rtt, p, actual_pps):
+    """DCP paper's single-flow friendliness F = T_calculated / T_actual,
+    with T_calculated from tcp_model_rate(); 1 is ideal, above 1 the flow
+    sends less than a TCP would on the same path."""
+    return _ratio(tcp_model_rate(rtt, p), actual_pps, "DCP friendliness")
+
+
+def jain(flows):
+    """Jain's fairness index (sum x)^2 / (n * sum x^2), in [1/n, 1]."""
+    xs = list(flows)
+    sq = sum(x * x for x in xs)
+    if not xs or sq == 0:
+        raise ValueError("Jain's index of no throughput")
+    return sum(xs) ** 2 / (len(xs) * sq)
+
+
+def normalized_throughput(flow, n, tcp):
+    """MulTFRC paper: a MulTFRC(n) flow's throughput / (n x mean throughput
+    of the competing TCP flows); 1 is ideal."""
+    if n <= 0:
+        raise ValueError("n must be positive")
+    return _ratio(flow, n * _mean(tcp), "normalized throughput")
+
+
+def cov(samples):
+    """Coefficient of variation (population standard deviation / mean) of
+    per-interval throughput: the smoothness metric; 0 is perfectly smooth."""
+    xs = list(samples)
+    m = _mean(xs)
+    if m == 0:
+        raise ValueError("coefficient of variation of a zero mean")
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs)) / m
+
+
+def time_to_capacity(times, rates, capacity, share=0.9, hold=5.0):
+    """Seconds until a flow first reaches share x capacity and holds it:
+    the start of the first interval from which every sample up to `hold`
+    seconds later (or to the end of the run) is at least that much.
+    times[i] is when sample i starts.  None if it never does."""
+    if len(times) != len(rates):
+        raise ValueError("times and rates differ in length")
+    goal = share * capacity
+    for i, t in enumerate(times):
+        if rates[i] < goal:
+            continue
+        if all(r >= goal for tt, r in zip(times[i:], rates[i:])
+               if tt < t + hold):
+            return t
+    return None
+
+
+def deadline_summary(sections):
+    """Deadline workloads.  sections: dicts with 'size' (bytes offered),
+    'on_time' (bytes delivered before the deadline) and optionally
+    'abandoned' (bytes the sender abandoned unsent) and 'gaps' (sizes of
+    the gaps the receiver was told of).  Returns the fraction of offered
+    bytes delivered on time, bytes abandoned, the gap count and sizes."""
+    sections = list(sections)
+    offered = sum(s["size"] for s in sections)
+    if offered <= 0:
+        raise ValueError("no bytes offered")
+    for s in sections:
+        if not 0 <= s["on_time"] <= s["size"]:
+            raise ValueError(f"section delivers {s['on_time']} of "
+                             f"{s['size']} bytes on time")
+    gaps = [g for s in sections for g in s.get("gaps", [])]
+    return {
+        "offered": offered,
+        "on_time_fraction": sum(s["on_time"] for s in sections) / offered,
+        "abandoned": sum(s.get("abandoned", 0) for s in sections),
+        "gaps": len(gaps),
+        "gap_bytes": sum(gaps),
+        "largest_gap": max(gaps, default=0),
+    }
