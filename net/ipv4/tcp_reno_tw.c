@@ -52,6 +52,8 @@
  * it once the administrator allows it.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <net/tcp.h>
@@ -62,8 +64,11 @@
 static unsigned int initial_ssthresh __read_mostly = 200;
 static unsigned int decrease_pct __read_mostly = 5;
 
-static int param_set_initial_ssthresh(const char *val,
-				      const struct kernel_param *kp)
+/* Store an unsigned module parameter if it lies in [lo, hi] (or is 0 when
+ * zero_ok): a bad value is refused with -EINVAL and the old one is kept.
+ */
+static int reno_tw_param_set(const char *val, const struct kernel_param *kp,
+			     unsigned int lo, unsigned int hi, bool zero_ok)
 {
 	unsigned int v;
 	int ret;
@@ -71,31 +76,25 @@ static int param_set_initial_ssthresh(const char *val,
 	ret = kstrtouint(val, 0, &v);
 	if (ret)
 		return ret;
-	if (v == 1 || v > RENO_TW_MAX_SSTHRESH) {
-		pr_err("tcp_reno_tw: initial_ssthresh must be 0 (kernel default) or 2..%u packets\n",
-		       RENO_TW_MAX_SSTHRESH);
+	if ((v < lo || v > hi) && !(zero_ok && v == 0)) {
+		pr_err("%s must be %s%u..%u\n", kp->name,
+		       zero_ok ? "0 or " : "", lo, hi);
 		return -EINVAL;
 	}
 	WRITE_ONCE(*(unsigned int *)kp->arg, v);
 	return 0;
 }
 
+static int param_set_initial_ssthresh(const char *val,
+				      const struct kernel_param *kp)
+{
+	return reno_tw_param_set(val, kp, 2, RENO_TW_MAX_SSTHRESH, true);
+}
+
 static int param_set_decrease_pct(const char *val,
 				  const struct kernel_param *kp)
 {
-	unsigned int v;
-	int ret;
-
-	ret = kstrtouint(val, 0, &v);
-	if (ret)
-		return ret;
-	if (v < 1 || v > RENO_TW_MAX_DECREASE) {
-		pr_err("tcp_reno_tw: decrease_pct must be 1..%u (percent of the window given up on congestion)\n",
-		       RENO_TW_MAX_DECREASE);
-		return -EINVAL;
-	}
-	WRITE_ONCE(*(unsigned int *)kp->arg, v);
-	return 0;
+	return reno_tw_param_set(val, kp, 1, RENO_TW_MAX_DECREASE, false);
 }
 
 static const struct kernel_param_ops initial_ssthresh_ops = {
