@@ -8,6 +8,7 @@
 #   make vm CMD='...'        run a command in a VM booting the target kernel
 #   make check               the whole test suite (deps, builds, unit tests,
 #                            selftests in the 6.1 and 6.12 guests)
+#   make tools               build the user-space tools (tools/)
 #   make checkpatch          checkpatch --strict over the module sources
 #   make demo                the headline demo, in the VM
 #   make install             install the modules into the running system
@@ -37,7 +38,9 @@ PYTHON ?= python3
 VM := $(PYTHON) $(TOP)/scripts/vm.py
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
-	clean kernel-ok ksft
+	clean kernel-ok ksft tools
+
+TOOLS := tools/flowgen
 
 all: modules
 
@@ -69,7 +72,10 @@ vm: modules selftests
 ksft:
 	@$(TOP)/scripts/ksft-extract.sh
 
-selftests: ksft
+tools:
+	@for t in $(TOOLS); do $(MAKE) -s -C $(TOP)/$$t CFLAGS="-O2 -g $(if $(WERROR),-Werror)" || exit 1; done
+
+selftests: ksft tools
 	@$(MAKE) -s -C $(TOP)/selftests all KHDR_INCLUDES="-isystem $(TOP)/include/uapi"
 
 unit:
@@ -86,4 +92,5 @@ check:
 
 clean:
 	rm -rf $(BUILD)
+	@for t in $(TOOLS); do $(MAKE) -s -C $(TOP)/$$t clean; done
 	@$(MAKE) -s -C $(TOP)/selftests clean 2>/dev/null || true

@@ -60,6 +60,7 @@ step "make deps is idempotent: a second run under 10 s" deps_again
 for k in $kernels; do
 	step "modules build for $k with -Werror" make -s modules KVER="$k" WERROR=1
 done
+step "tools build with -Werror" make -s tools WERROR=1
 step "kselftest framework and selftests build" make -s selftests
 $PY scripts/tests/run.py > "$out/unit.tap" 2>&1
 scripts/checkpatch.sh > "$out/checkpatch.tap" 2>&1

@@ -6,6 +6,9 @@
                                           iperf3 -J report, ignoring the
                                           first S seconds
   measure.py iperf-loss FILE              fraction of UDP datagrams lost
+  measure.py flowgen-rate FILE [--skip S] a flowgen receiver's goodput in
+                                          bit/s over its whole intervals
+                                          after the first S seconds
   measure.py ping-rtt FILE                average RTT in seconds
   measure.py qdisc FILE [--handle H]      "sent drops backlog_pkts" of one
                                           qdisc in 'tc -s qdisc show' output
@@ -57,6 +60,19 @@ def iperf_loss(report):
     return s["lost_packets"] / s["packets"]
 
 
+def flowgen_rate(report, skip=0.0):
+    """Goodput of a flowgen report over the intervals that start at or
+    after skip and end within the flow (the last one is usually partial)."""
+    data = json.loads(report) if isinstance(report, str) else report
+    end = data["summary"]["seconds"]
+    ivs = [iv for iv in data["intervals"] if iv["start"] >= skip - 1e-6
+           and iv["start"] + iv["seconds"] <= end + 1e-6]
+    secs = sum(iv["seconds"] for iv in ivs)
+    if secs <= 0:
+        raise ValueError("no whole flowgen intervals after the skipped part")
+    return sum(iv["bytes"] for iv in ivs) * 8 / secs
+
+
 def ping_rtt(text):
     """Average RTT (seconds) from ping's summary line."""
     m = re.search(r"= [\d.]+/([\d.]+)/[\d.]+/[\d.]+ ms", text)
@@ -95,8 +111,8 @@ def qdisc_stats(text, handle=None):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["iperf-rate", "iperf-loss", "ping-rtt",
-                                     "qdisc",
+    ap.add_argument("what", choices=["iperf-rate", "iperf-loss",
+                                     "flowgen-rate", "ping-rtt", "qdisc",
                                      "max-backlog"])
     ap.add_argument("file")
     ap.add_argument("--skip", type=float, default=0.0)
@@ -107,6 +123,8 @@ def main(argv=None):
     try:
         if args.what == "iperf-rate":
             print(f"{iperf_rate(text, args.skip):.0f}")
+        elif args.what == "flowgen-rate":
+            print(f"{flowgen_rate(text, args.skip):.0f}")
         elif args.what == "iperf-loss":
             print(f"{iperf_loss(text):.6f}")
         elif args.what == "ping-rtt":

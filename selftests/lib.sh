@@ -114,12 +114,15 @@ nsx() {
 	ip netns exec "${!ns}" "$@"
 }
 
-# wait_listen NODE PORT [tcp|udp]: wait until something listens.
+# wait_listen NODE PORT [tcp|udp|dccp]: wait until something listens.
 wait_listen() {
 	local i flag=-ltn
-	[ "${3:-tcp}" = udp ] && flag=-lun
+	case "${3:-tcp}" in
+	udp)	flag=-lun ;;
+	dccp)	flag=-ln\ --dccp ;;
+	esac
 	for i in $(seq 100); do
-		nsx "$1" ss -H $flag "sport = :$2" | grep -q . && return 0
+		nsx "$1" ss -H ${flag} "sport = :$2" | grep -q . && return 0
 		sleep 0.1
 	done
 	log "nothing listens on $1 port $2"

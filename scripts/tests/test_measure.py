@@ -46,6 +46,16 @@ class IperfLoss(unittest.TestCase):
         self.assertRaises(ValueError, measure.iperf_loss, rep)
 
 
+class Flowgen(unittest.TestCase):
+    def test_whole_intervals_after_skip(self):
+        rep = {"summary": {"seconds": 3.5},
+               "intervals": [{"start": s, "seconds": 1.0, "bytes": b}
+                             for s, b in ((0, 1), (1, 1000), (2, 3000),
+                                          (3, 7))]}
+        self.assertEqual(measure.flowgen_rate(rep, skip=1), 16000)
+        self.assertRaises(ValueError, measure.flowgen_rate, rep, 3)
+
+
 class Ping(unittest.TestCase):
     def test_average(self):
         out = ("5 packets transmitted, 5 received, 0% packet loss\n"

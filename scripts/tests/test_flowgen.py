@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: GPL-2.0
+"""flowgen on the host's loopback: argument errors, and that the receiver
+accounts for exactly what the sender sent (TCP) or every datagram (UDP)."""
+
+import json
+import os
+import random
+import subprocess
+import tempfile
+import time
+import unittest
+
+TOOL_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "tools",
+                        "flowgen")
+FLOWGEN = os.path.join(TOOL_DIR, "flowgen")
+
+
+def setUpModule():
+    subprocess.run(["make", "-s", "-C", TOOL_DIR], check=True)
+
+
+def run(*args, timeout=30):
+    return subprocess.run([FLOWGEN, *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+class BadArguments(unittest.TestCase):
+    CASES = [
+        ([], "exactly one of -s and -c"),
+        (["-s", "-c", "x"], "exactly one of -s and -c"),
+        (["-c", "127.0.0.1", "-P", "sctp2"], "unknown transport"),
+        (["-c", "127.0.0.1", "-t", "-1"], "outside"),
+        (["-c", "127.0.0.1", "-t", "abc"], "not a number"),
+        (["-c", "127.0.0.1", "-r", "10Q"], "trailing characters"),
+        (["-c", "127.0.0.1", "-P", "udp"], "UDP needs a rate"),
+        (["-c", "127.0.0.1", "-P", "udp", "-C", "cubic", "-r", "1M"],
+         "TCP only"),
+        (["-c", "127.0.0.1", "-C", "x" * 16], "longer than"),
+        (["-c", "127.0.0.1", "-l", "8"], "outside"),
+        (["-c", "127.0.0.1", "-t", "1", "-i", "2"], "longer than the flow"),
+        (["-s", "-r", "1M"], "client options"),
+        (["-c", "127.0.0.1", "extra"], "unexpected argument"),
+        (["-c", "127.0.0.1", "-K", "3"], "DCCP only"),
+        (["-c", "127.0.0.1", "-P", "dccp", "-K", "4"], "outside"),
+        (["-c", "127.0.0.1", "-P", "dccp", "-K", "2.5"], "CCID is 2 or 3"),
+    ]
+
+    def test_each_is_refused_with_a_message(self):
+        for args, msg in self.CASES:
+            with self.subTest(args=args):
+                r = run(*args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(msg, r.stderr)
+
+    def test_unknown_congestion_control(self):
+        port = str(random.randint(20000, 40000))
+        srv = subprocess.Popen([FLOWGEN, "-s", "-p", port],
+                               stdout=subprocess.DEVNULL)
+        try:
+            time.sleep(0.2)
+            r = run("-c", "127.0.0.1", "-p", port, "-C", "nosuchcc", "-t",
+                    "1")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("congestion control 'nosuchcc'", r.stderr)
+        finally:
+            srv.kill()
+            srv.wait()
+
+    def test_nobody_listening(self):
+        r = run("-c", "127.0.0.1", "-p", "9", "-t", "1")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("connect to 127.0.0.1 port 9", r.stderr)
+
+
+class Loopback(unittest.TestCase):
+    def flow(self, *client_args):
+        port = str(random.randint(20000, 40000))
+        with tempfile.TemporaryDirectory() as d:
+            srv_out, cli_out = os.path.join(d, "s"), os.path.join(d, "c")
+            proto = ["-P", "udp"] if "udp" in client_args else []
+            srv = subprocess.Popen([FLOWGEN, "-s", "-p", port, "-o", srv_out,
+                                    *proto])
+            time.sleep(0.2)
+            cli = run("-c", "127.0.0.1", "-p", port, "-o", cli_out,
+                      *client_args)
+            srv.wait(timeout=10)
+            self.assertEqual(cli.returncode, 0, cli.stderr)
+            self.assertEqual(srv.returncode, 0)
+            with open(srv_out) as f, open(cli_out) as g:
+                return json.load(f), json.load(g)
+
+    def test_tcp_bytes_sent_are_bytes_received(self):
+        rcv, snd = self.flow("-t", "1", "-i", "0.5")
+        self.assertGreater(snd["summary"]["bytes"], 0)
+        self.assertEqual(rcv["summary"]["bytes"], snd["summary"]["bytes"])
+        self.assertEqual(sum(i["bytes"] for i in rcv["intervals"]),
+                         rcv["summary"]["bytes"])
+        self.assertIn("cwnd", snd["intervals"][0])
+
+    def test_udp_cbr_rate_and_no_loss(self):
+        # 4 Mbit/s of 1000-byte datagrams for 1 s: 500 datagrams (a few
+        # fewer if the machine is too busy to send the last ones in time).
+        rcv, snd = self.flow("-P", "udp", "-r", "4M", "-l", "1000", "-t",
+                             "1")
+        self.assertTrue(490 <= rcv["summary"]["packets"] <= 500)
+        self.assertEqual(rcv["summary"]["lost"], 0)
+        self.assertEqual(rcv["summary"]["bytes"], snd["summary"]["bytes"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# flowgen measures what iperf3 measures: its TCP goodput at the receiver
+# agrees with iperf3's on the same link within 3 %, and its UDP receiver
+# counts rate, loss and one-way delay as the link was configured.
+. "$(dirname "$0")/../lib.sh"
+
+FLOWGEN=$REPO/tools/flowgen/flowgen
+require_cmd iperf3
+[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
+
+# flowgen_flow SENDER RECEIVER OUT ARGS...: a flow; the receiver's report.
+flowgen_flow() {
+	local snd=$1 rcv=$2 out=$3 port=5301 ip=IP4_$2 proto=()
+	shift 3
+	[[ " $* " == *" -P udp "* ]] && proto=(-P udp)
+	nsx "$rcv" "$FLOWGEN" -s -p $port "${proto[@]}" -o "$out" &
+	local srv=$!
+	wait_listen "$rcv" $port "$([ -n "${proto[*]}" ] && echo udp || echo tcp)" || return 1
+	if ! nsx "$snd" "$FLOWGEN" -c "${!ip}" -p $port -o "$out.snd" "$@"; then
+		kill $srv
+		return 1
+	fi
+	wait $srv
+}
+
+topo_up dumbbell --rate 10mbit --delay 25ms --queue bdp
+
+ip=$(iperf_tcp s1 d1 10 2)
+flowgen_flow s1 d1 "$TMPD/tcp.json" -t 10
+fg=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/tcp.json" --skip 2)
+log "TCP goodput after 2 s: iperf3 $ip bit/s, flowgen $fg bit/s"
+check "flowgen TCP goodput within 3% of iperf3's" within "${fg:-0}" "${ip:-1}" 3
+
+flowgen_flow s1 d1 "$TMPD/udp.json" -P udp -r 2M -l 1000 -t 5
+read -r rate lost pkts owd <<< "$("$PYTHON" -c "
+import json; d = json.load(open('$TMPD/udp.json'))['summary']
+print(d['bits_per_second'], d['lost'], d['packets'], d['mean_one_way_delay'])")"
+log "UDP 2 Mbit/s: received ${rate} bit/s, $pkts datagrams, $lost lost, one-way delay ${owd}s"
+check "UDP receiver rate within 3% of 2 Mbit/s" within "${rate:-0}" 2000000 3
+check "no datagram lost on an uncongested link" test "$lost" = 0
+check "one-way delay within 5% of the configured 25 ms" within "${owd:-0}" 0.025 5
+finish

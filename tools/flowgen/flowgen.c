@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flowgen: one flow of test traffic, measured where it counts.
+ *
+ *   flowgen -s [-P tcp|udp|dccp] [-p PORT] [-4|-6] [-i SECS] [-o FILE]
+ *   flowgen -c HOST [-P tcp|udp|dccp] [-p PORT] [-t SECS] [-i SECS]
+ *           [-o FILE] [-C CONGESTION] [-K CCID] [-r RATE -l BYTES] [-w SECS]
+ *
+ * The server receives one flow and reports, per interval, the bytes its
+ * application read: throughput measured at the receiver.  The client sends
+ * for -t seconds, greedily or at a constant bit rate (-r bit/s in datagrams
+ * or writes of -l bytes), and reports per interval the bytes it wrote and,
+ * for TCP, what TCP_INFO says (cwnd, ssthresh, RTT, retransmissions).
+ * Reports are JSON (-o FILE, default standard output).
+ *
+ * DCCP (-P dccp) uses the kernel's DCCP with CCID 2 (TCP-like) or 3
+ * (TFRC), chosen with -K; packets are -l bytes (default 1000).  The kernel
+ * refuses a send while its transmit queue is full (EAGAIN, even on a
+ * blocking socket), so a greedy DCCP sender retries after a short sleep.
+ * For CCID 3 the sender also reports what TFRC computes: the allowed rate
+ * X, the receive rate X_recv, the loss event rate p and the RTT.
+ *
+ * UDP datagrams carry a sequence number and the send time, so the receiver
+ * counts losses and one-way delay (exact between network namespaces, which
+ * share CLOCK_MONOTONIC).  A UDP flow ends with END datagrams, or when the
+ * receiver hears nothing for two seconds.
+ *
+ * Exit status: 0 on success, 1 on a run-time failure, 2 on bad arguments.
+ */
+
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <linux/dccp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef TCP_CA_NAME_MAX
+#define TCP_CA_NAME_MAX	16
+#endif
+#define MAX_INTERVALS	100000
+#define BUF_SIZE	(128 * 1024)
+#define UDP_MAGIC	0x666c6f77u	/* "flow" */
+#define UDP_END		1u
+#define UDP_IDLE_NS	(2 * NSEC_PER_SEC)
+#define NSEC_PER_SEC	1000000000ull
+
+#define DCCP_SERVICE	0x464c4f57u	/* "FLOW" */
+#define DCCP_SOCKOPT_CCID_TX_INFO_	192
+
+enum proto { P_TCP, P_UDP, P_DCCP };
+
+static const char *const proto_name[] = { "tcp", "udp", "dccp" };
+
+/* What CCID 3 reports (include/linux/tfrc.h, not part of the UAPI). */
+struct tfrc_tx_info {
+	uint64_t x;		/* allowed rate, bytes/s << 6 */
+	uint64_t x_recv;	/* receive rate, bytes/s << 6 */
+	uint32_t x_calc;	/* rate from the equation, bytes/s */
+	uint32_t rtt;		/* us */
+	uint32_t p;		/* loss event rate x 1e6 */
+	uint32_t rto;		/* us */
+	uint32_t ipi;		/* inter-packet interval, us */
+};
+
+struct opts {
+	bool server;
+	const char *host;
+	enum proto proto;
+	const char *port;
+	int family;
+	double duration;
+	double interval;
+	double wait;
+	const char *cc;
+	int ccid;		/* DCCP: 2 or 3 */
+	double rate;		/* bit/s, 0 = greedy */
+	long len;		/* bytes per write or datagram */
+	const char *out;
+};
+
+/* Header of every UDP datagram (network byte order). */
+struct udp_hdr {
+	uint32_t magic;
+	uint32_t flags;
+	uint64_t seq;
+	uint64_t sent_ns;
+};
+
+struct interval {
+	double start;
+	double secs;
+	uint64_t bytes;
+	/* sender, TCP */
+	uint32_t cwnd, ssthresh, rtt_us, retrans;
+	/* sender, DCCP CCID 3 */
+	bool tfrc;
+	double x_bps, x_recv_bps, p;
+	/* receiver, UDP */
+	uint64_t pkts, lost;
+	double owd_sum;		/* seconds */
+};
+
+static struct interval *ivs;
+static int n_ivs;
+static volatile sig_atomic_t stop;
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: flowgen -s [-P tcp|udp|dccp] [-p PORT] [-4|-6] [-i SECS] [-o FILE]\n"
+		"       flowgen -c HOST [-P tcp|udp|dccp] [-p PORT] [-4|-6] [-t SECS] [-i SECS]\n"
+		"               [-C CONGESTION] [-K 2|3] [-r RATE_BIT_S] [-l BYTES]\n"
+		"               [-w START_DELAY] [-o FILE]\n");
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) bad_arg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("flowgen: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	usage();
+	exit(2);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("flowgen: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static double parse_num(const char *s, const char *what, double lo, double hi)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v))
+		bad_arg("%s: '%s' is not a number", what, s);
+	/* Rates and sizes may carry a k/M/G suffix. */
+	if (*end == 'k' || *end == 'K')
+		v *= 1e3, end++;
+	else if (*end == 'm' || *end == 'M')
+		v *= 1e6, end++;
+	else if (*end == 'g' || *end == 'G')
+		v *= 1e9, end++;
+	if (*end)
+		bad_arg("%s: '%s' has trailing characters", what, s);
+	if (v < lo || v > hi)
+		bad_arg("%s: %s is outside %g..%g", what, s, lo, hi);
+	return v;
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	bool have_len = false;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->proto = P_TCP;
+	o->port = "5301";
+	o->family = AF_UNSPEC;
+	o->duration = 10;
+	o->interval = 1;
+	o->len = 1448;
+
+	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:K:r:l:o:h")) != -1) {
+		switch (c) {
+		case 's':
+			o->server = true;
+			break;
+		case 'c':
+			o->host = optarg;
+			break;
+		case 'P':
+			if (!strcmp(optarg, "tcp"))
+				o->proto = P_TCP;
+			else if (!strcmp(optarg, "udp"))
+				o->proto = P_UDP;
+			else if (!strcmp(optarg, "dccp"))
+				o->proto = P_DCCP;
+			else
+				bad_arg("-P: unknown transport '%s' (tcp, udp, dccp)",
+					optarg);
+			break;
+		case 'p':
+			parse_num(optarg, "-p", 1, 65535);
+			o->port = optarg;
+			break;
+		case '4':
+			o->family = AF_INET;
+			break;
+		case '6':
+			o->family = AF_INET6;
+			break;
+		case 't':
+			o->duration = parse_num(optarg, "-t", 0.1, 86400);
+			break;
+		case 'i':
+			o->interval = parse_num(optarg, "-i", 0.01, 3600);
+			break;
+		case 'w':
+			o->wait = parse_num(optarg, "-w", 0, 3600);
+			break;
+		case 'C':
+			if (strlen(optarg) >= TCP_CA_NAME_MAX)
+				bad_arg("-C: '%s' is longer than %d characters",
+					optarg, TCP_CA_NAME_MAX - 1);
+			o->cc = optarg;
+			break;
+		case 'K':
+			o->ccid = (int)parse_num(optarg, "-K", 2, 3);
+			if (o->ccid != atof(optarg))
+				bad_arg("-K: CCID is 2 or 3");
+			break;
+		case 'r':
+			o->rate = parse_num(optarg, "-r", 1000, 100e9);
+			break;
+		case 'l':
+			o->len = (long)parse_num(optarg, "-l", sizeof(struct udp_hdr),
+						 65507);
+			have_len = true;
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case 'h':
+			usage();
+			exit(0);
+		default:
+			usage();
+			exit(2);
+		}
+	}
+	if (optind != argc)
+		bad_arg("unexpected argument '%s'", argv[optind]);
+	if (o->server == !!o->host)
+		bad_arg("give exactly one of -s and -c HOST");
+	if (o->server && (o->cc || o->rate || have_len || o->wait || o->ccid))
+		bad_arg("-C, -K, -r, -l and -w are client options");
+	if (o->cc && o->proto != P_TCP)
+		bad_arg("-C applies to TCP only");
+	if (o->ccid && o->proto != P_DCCP)
+		bad_arg("-K applies to DCCP only");
+	if (o->proto == P_DCCP) {
+		if (!o->ccid)
+			o->ccid = 2;
+		if (!have_len)
+			o->len = 1000;
+	}
+	if (o->proto == P_UDP && !o->rate && o->host)
+		bad_arg("UDP needs a rate (-r): greedy UDP would only measure the sender's CPU");
+	if (o->interval > o->duration && o->host)
+		bad_arg("-i %g is longer than the flow (-t %g)", o->interval,
+			o->duration);
+}
+
+static struct addrinfo *resolve(const struct opts *o)
+{
+	struct addrinfo hints = {
+		.ai_family = o->family,
+		.ai_socktype = o->proto == P_UDP ? SOCK_DGRAM :
+			       o->proto == P_DCCP ? SOCK_DCCP : SOCK_STREAM,
+		.ai_protocol = o->proto == P_DCCP ? IPPROTO_DCCP : 0,
+		.ai_flags = o->server ? AI_PASSIVE : 0,
+	};
+	struct addrinfo *ai;
+	int err;
+
+	/* A server without -4 listens on IPv6, which takes IPv4 too. */
+	if (o->server && o->family == AF_UNSPEC)
+		hints.ai_family = AF_INET6;
+	err = getaddrinfo(o->host, o->port, &hints, &ai);
+	if (err)
+		die("%s: %s", o->host ? o->host : "listen address",
+		    gai_strerror(err));
+	return ai;
+}
+
+static struct interval *interval_at(uint64_t start_ns, uint64_t t_ns,
+				    double len)
+{
+	int i = (int)((double)(t_ns - start_ns) / 1e9 / len);
+
+	if (i >= MAX_INTERVALS)
+		i = MAX_INTERVALS - 1;
+	while (n_ivs <= i) {
+		ivs[n_ivs].start = n_ivs * len;
+		ivs[n_ivs].secs = len;
+		n_ivs++;
+	}
+	return &ivs[i];
+}
+
+static void sample_tcp_info(int fd, struct interval *iv)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		return;
+	iv->cwnd = ti.tcpi_snd_cwnd;
+	iv->ssthresh = ti.tcpi_snd_ssthresh;
+	iv->rtt_us = ti.tcpi_rtt;
+	iv->retrans = ti.tcpi_total_retrans;
+}
+
+static void sample_tfrc(int fd, struct interval *iv)
+{
+	struct tfrc_tx_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID_TX_INFO_, &ti, &len))
+		return;		/* CCID 2 has no such report */
+	iv->tfrc = true;
+	iv->x_bps = ti.x / 64.0 * 8;
+	iv->x_recv_bps = ti.x_recv / 64.0 * 8;
+	iv->p = ti.p / 1e6;
+	iv->rtt_us = ti.rtt;
+}
+
+/* socket() for the transport, with a hint when its module is missing. */
+static int open_socket(const struct opts *o, int family, int type, int proto)
+{
+	int fd = socket(family, type, proto);
+
+	if (fd < 0 && o->proto == P_DCCP &&
+	    (errno == ESOCKTNOSUPPORT || errno == EPROTONOSUPPORT ||
+	     errno == EAFNOSUPPORT))
+		die("DCCP not available: modprobe %s",
+		    family == AF_INET6 ? "dccp_ipv6" : "dccp_ipv4");
+	if (fd < 0)
+		die("socket: %s", strerror(errno));
+	return fd;
+}
+
+static void dccp_setup(const struct opts *o, int fd)
+{
+	uint32_t service = htonl(DCCP_SERVICE);
+	/* The server accepts either CCID; the client asks for one. */
+	uint8_t both[] = { 2, 3 }, one = (uint8_t)o->ccid;
+
+	if (setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_SERVICE, &service,
+		       sizeof(service)))
+		die("DCCP service code: %s", strerror(errno));
+	if (o->server) {
+		if (setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, both,
+			       sizeof(both)) &&
+		    setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, both, 1))
+			die("DCCP CCIDs: %s", strerror(errno));
+	} else if (setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, &one, 1)) {
+		die("DCCP CCID %d: %s%s", o->ccid, strerror(errno),
+		    errno == EINVAL ? " (CCID not built into this kernel)" : "");
+	}
+}
+
+static void report(const struct opts *o, const char *role, double secs,
+		   const char *cc)
+{
+	FILE *f = stdout;
+	uint64_t total = 0, pkts = 0, lost = 0;
+	double owd = 0;
+	int i;
+
+	if (o->out) {
+		f = fopen(o->out, "w");
+		if (!f)
+			die("%s: %s", o->out, strerror(errno));
+	}
+	fprintf(f, "{\n \"tool\": \"flowgen\",\n \"role\": \"%s\",\n"
+		" \"transport\": \"%s\",\n", role, proto_name[o->proto]);
+	if (cc)
+		fprintf(f, " \"congestion\": \"%s\",\n", cc);
+	if (o->proto == P_DCCP && !o->server)
+		fprintf(f, " \"ccid\": %d,\n", o->ccid);
+	fprintf(f, " \"intervals\": [");
+	for (i = 0; i < n_ivs; i++) {
+		const struct interval *iv = &ivs[i];
+
+		total += iv->bytes;
+		pkts += iv->pkts;
+		lost += iv->lost;
+		owd += iv->owd_sum;
+		fprintf(f, "%s\n  {\"start\": %.3f, \"seconds\": %.3f, "
+			"\"bytes\": %llu, \"bits_per_second\": %.0f",
+			i ? "," : "", iv->start, iv->secs,
+			(unsigned long long)iv->bytes,
+			iv->bytes * 8.0 / iv->secs);
+		if (o->proto == P_TCP && !o->server)
+			fprintf(f, ", \"cwnd\": %u, \"ssthresh\": %u, "
+				"\"rtt_us\": %u, \"retransmits\": %u",
+				iv->cwnd, iv->ssthresh, iv->rtt_us,
+				iv->retrans);
+		if (o->proto == P_UDP && o->server)
+			fprintf(f, ", \"packets\": %llu, \"lost\": %llu",
+				(unsigned long long)iv->pkts,
+				(unsigned long long)iv->lost);
+		if (iv->tfrc)
+			fprintf(f, ", \"x\": %.0f, \"x_recv\": %.0f, "
+				"\"p\": %.6f, \"rtt_us\": %u", iv->x_bps,
+				iv->x_recv_bps, iv->p, iv->rtt_us);
+		fputc('}', f);
+	}
+	fprintf(f, "\n ],\n \"summary\": {\"seconds\": %.3f, \"bytes\": %llu, "
+		"\"bits_per_second\": %.0f", secs, (unsigned long long)total,
+		secs > 0 ? total * 8.0 / secs : 0.0);
+	if (o->proto == P_UDP && o->server)
+		fprintf(f, ", \"packets\": %llu, \"lost\": %llu, "
+			"\"mean_one_way_delay\": %.6f",
+			(unsigned long long)pkts, (unsigned long long)lost,
+			pkts ? owd / pkts : 0.0);
+	fprintf(f, "}\n}\n");
+	if (f != stdout && fclose(f))
+		die("%s: %s", o->out, strerror(errno));
+}
+
+static int open_server(const struct opts *o)
+{
+	struct addrinfo *ai = resolve(o);
+	int fd, one = 1, zero = 0;
+
+	fd = open_socket(o, ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (o->proto == P_DCCP)
+		dccp_setup(o, fd);
+	if (ai->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen))
+		die("bind port %s: %s", o->port, strerror(errno));
+	if (o->proto != P_UDP && listen(fd, 1))
+		die("listen: %s", strerror(errno));
+	freeaddrinfo(ai);
+	return fd;
+}
+
+/* TCP and DCCP: one connection, read until the peer closes. */
+static void serve_stream(const struct opts *o, int lfd)
+{
+	char *buf = malloc(BUF_SIZE);
+	uint64_t start = 0, last = 0;
+	int fd;
+
+	if (!buf)
+		die("out of memory");
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		die("accept: %s", strerror(errno));
+	for (;;) {
+		ssize_t n = read(fd, buf, BUF_SIZE);
+		uint64_t t = now_ns();
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("read: %s", strerror(errno));
+		if (n == 0)
+			break;
+		if (!start)
+			start = t;
+		last = t;
+		interval_at(start, t, o->interval)->bytes += n;
+	}
+	close(fd);
+	free(buf);
+	report(o, "receiver", start ? (last - start) / 1e9 : 0, NULL);
+}
+
+static void serve_udp(const struct opts *o, int fd)
+{
+	char *buf = malloc(BUF_SIZE);
+	uint64_t start = 0, last = 0, next_seq = 0;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (!buf)
+		die("out of memory");
+	for (;;) {
+		struct udp_hdr h;
+		struct interval *iv;
+		uint64_t t, seq;
+		ssize_t n;
+
+		if (start && poll(&pfd, 1, UDP_IDLE_NS / 1000000) == 0)
+			break;		/* the sender went quiet */
+		n = recv(fd, buf, BUF_SIZE, 0);
+		t = now_ns();
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("recv: %s", strerror(errno));
+		if (n < (ssize_t)sizeof(h))
+			continue;
+		memcpy(&h, buf, sizeof(h));
+		if (ntohl(h.magic) != UDP_MAGIC)
+			continue;
+		if (ntohl(h.flags) & UDP_END) {
+			if (start)
+				break;
+			continue;
+		}
+		if (!start)
+			start = t;
+		last = t;
+		iv = interval_at(start, t, o->interval);
+		iv->bytes += n;
+		iv->pkts++;
+		seq = be64toh(h.seq);
+		if (seq >= next_seq) {
+			iv->lost += seq - next_seq;
+			next_seq = seq + 1;
+		}
+		iv->owd_sum += (double)(t - be64toh(h.sent_ns)) / 1e9;
+	}
+	free(buf);
+	report(o, "receiver", start ? (last - start) / 1e9 : 0, NULL);
+}
+
+static int connect_client(const struct opts *o)
+{
+	struct addrinfo *ai = resolve(o), *a;
+	int fd = -1, err = 0;
+
+	for (a = ai; a; a = a->ai_next) {
+		fd = open_socket(o, a->ai_family, a->ai_socktype,
+				 a->ai_protocol);
+		if (o->proto == P_DCCP)
+			dccp_setup(o, fd);
+		if (o->cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->cc,
+					strlen(o->cc)))
+			die("congestion control '%s': %s%s", o->cc,
+			    strerror(errno), errno == ENOENT ?
+			    " (not built or module not loadable)" :
+			    errno == EPERM ? " (not in net.ipv4.tcp_allowed_congestion_control)" : "");
+		if (!connect(fd, a->ai_addr, a->ai_addrlen))
+			break;
+		err = errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		die("connect to %s port %s: %s%s", o->host, o->port,
+		    strerror(err), o->proto == P_DCCP && err == EILSEQ ?
+		    " (the server refused the CCID)" : "");
+	return fd;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void send_flow(const struct opts *o)
+{
+	char *buf = calloc(1, o->proto != P_TCP ? (size_t)o->len : BUF_SIZE);
+	size_t wlen = o->rate || o->proto != P_TCP ? (size_t)o->len : BUF_SIZE;
+	double gap_ns = o->rate ? o->len * 8.0 / o->rate * 1e9 : 0;
+	uint64_t start, t, end, next, seq = 0;
+	char cc[TCP_CA_NAME_MAX] = "";
+	socklen_t cclen = sizeof(cc);
+	struct sigaction sa = { .sa_handler = on_alarm };
+	int fd, i;
+
+	if (!buf)
+		die("out of memory");
+	if (o->wait)
+		usleep((useconds_t)(o->wait * 1e6));
+	fd = connect_client(o);
+	if (o->proto == P_TCP)
+		getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &cclen);
+
+	/* A blocked write must not outlast the flow. */
+	sigaction(SIGALRM, &sa, NULL);
+	alarm((unsigned int)ceil(o->duration) + 1);
+
+	start = now_ns();
+	end = start + (uint64_t)(o->duration * 1e9);
+	next = start;
+	while (!stop && (t = now_ns()) < end) {
+		struct interval *iv;
+		ssize_t n;
+
+		if (gap_ns) {
+			if (t < next) {
+				struct timespec ts = {
+					.tv_sec = (next - t) / NSEC_PER_SEC,
+					.tv_nsec = (next - t) % NSEC_PER_SEC,
+				};
+
+				nanosleep(&ts, NULL);
+				continue;
+			}
+			next += (uint64_t)gap_ns;
+		}
+		if (o->proto == P_UDP) {
+			struct udp_hdr h = {
+				.magic = htonl(UDP_MAGIC),
+				.seq = htobe64(seq++),
+				.sent_ns = htobe64(now_ns()),
+			};
+
+			memcpy(buf, &h, sizeof(h));
+		}
+		n = send(fd, buf, wlen, 0);
+		if (n < 0 && errno == EAGAIN && o->proto == P_DCCP) {
+			/* DCCP's queue is full: CCID decides when it drains. */
+			usleep(200);
+			if (gap_ns)
+				next -= (uint64_t)gap_ns;
+			continue;
+		}
+		if (n < 0) {
+			if (errno == EINTR || errno == ENOBUFS ||
+			    errno == ECONNREFUSED)
+				continue;	/* UDP: dropped, go on */
+			die("send: %s", strerror(errno));
+		}
+		iv = interval_at(start, now_ns(), o->interval);
+		iv->bytes += n;
+		if (o->proto == P_TCP)
+			sample_tcp_info(fd, iv);
+		else if (o->proto == P_DCCP)
+			sample_tfrc(fd, iv);
+	}
+	t = now_ns();
+	if (o->proto == P_UDP) {
+		struct udp_hdr h = {
+			.magic = htonl(UDP_MAGIC),
+			.flags = htonl(UDP_END),
+		};
+
+		for (i = 0; i < 3; i++)
+			send(fd, &h, sizeof(h), 0);
+	}
+	close(fd);
+	free(buf);
+	report(o, "sender", (t - start) / 1e9, cc[0] ? cc : NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	parse_opts(argc, argv, &o);
+	signal(SIGPIPE, SIG_IGN);
+	ivs = calloc(MAX_INTERVALS, sizeof(*ivs));
+	if (!ivs)
+		die("out of memory");
+	if (o.server) {
+		int fd = open_server(&o);
+
+		if (o.proto == P_UDP)
+			serve_udp(&o, fd);
+		else
+			serve_stream(&o, fd);
+		close(fd);
+	} else {
+		send_flow(&o);
+	}
+	free(ivs);
+	return 0;
+}
