@@ -72,8 +72,11 @@ scripts/tests/vm_runner.sh "$first" "$out" > "$out/vm-runner.tap" 2>&1
 all_targets=$(make -s --no-print-directory -C selftests print-targets)
 targets=${TARGETS:-$all_targets}
 for k in $kernels; do
-	rel=$(scripts/kver.sh "$k") || continue
 	tap=$out/selftests-$k.tap
+	if ! rel=$(scripts/kver.sh "$k"); then
+		echo "not ok 1 kernel $k installed with headers" > "$tap"
+		continue
+	fi
 	echo "# $(date +%T) selftests in the $rel guest" >&2
 	$PY scripts/vm.py --kernel "$rel" --modules "build/$rel" \
 		--results "$out" --timeout 1800 -- \

@@ -36,9 +36,9 @@ awk -v rate="$rate" -v payload="$payload" -v gp="${gp:-0}" -v cc="$cc" \
 	printf "%-34s %16s %16s\n", "", "configured", "measured"
 	printf "%-34s %13.2f ms %13.2f ms\n", "RTT, IPv4 ping", rc * 1000, r4 * 1000
 	printf "%-34s %13.2f ms %13.2f ms\n", "RTT, IPv6 ping", rc * 1000, r6 * 1000
-	printf "%-34s %8.2f Mbit/s %8.2f Mbit/s\n", "bottleneck rate (wire)", rate / 1e6, gp * 1514 / 1448 / 1e6
 	printf "%-34s %8.2f Mbit/s %8.2f Mbit/s\n", "TCP goodput (" cc ", " secs " s)", payload / 1e6, gp / 1e6
 	printf "%-34s %11d pkts %11d pkts\n", "queue limit / largest backlog", q, mq
-	printf "\nGoodput is measured at the receiver (iperf3 -R), after the first 2 s.\n"
+	printf "\nThe bottleneck is %.2f Mbit/s on the wire; TCP payload can use %.0f %% of it.\n", rate / 1e6, 100 * 1448 / 1514
+	printf "Goodput is measured at the receiver (iperf3 -R), after the first 2 s.\n"
 }'
 [ -n "$gp" ] && [ -n "$rtt4" ]

@@ -86,6 +86,20 @@ def tcp_goodput(rate_bps, mss=1448):
     return rate_bps * mss / (mss + 52 + 14)
 
 
+def remove_namespaces(names):
+    """Kill what runs in each namespace, then delete it (missing ones are
+    ignored: removal must work on every exit path, even a half-built one)."""
+    for ns in names:
+        pids = subprocess.run(["ip", "netns", "pids", ns],
+                              capture_output=True, text=True).stdout
+        for pid in pids.split():
+            try:
+                os.kill(int(pid), 9)
+            except (OSError, ValueError):
+                pass
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
 # ----------------------------------------------------------- the model --
 
 class Shape:
@@ -351,18 +365,8 @@ class Topology:
                             f"{via.addr(hop, 6)} dev {dev}")
 
     def down(self):
-        for n in self.nodes:
-            ns = self.ns(n)
-            if self.dry_run:
-                continue
-            pids = subprocess.run(["ip", "netns", "pids", ns],
-                                  capture_output=True, text=True).stdout
-            for pid in pids.split():
-                try:
-                    os.kill(int(pid), 9)
-                except (OSError, ValueError):
-                    pass
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        if not self.dry_run:
+            remove_namespaces(self.ns(n) for n in self.nodes)
 
     def __enter__(self):
         return self.up()
@@ -439,7 +443,7 @@ def dumbbell(pairs=1, rate="10mbit", delay="25ms", queue="bdp",
     return t
 
 
-def collapse(delay="10ms", queue=50, qdisc="droptail", scale=1.0,
+def collapse(delay="20ms", queue=50, qdisc="droptail", scale=1.0,
              name="cc", dry_run=False):
     """The congestion-collapse dumbbell of Hessler & Welzl (Fig. 1):
 
@@ -503,10 +507,7 @@ def main(argv=None):
                 state = json.load(f)
         except OSError:
             return 0
-        for n in state["nodes"].values():
-            subprocess.run(f"ip netns pids {n['ns']} | xargs -r kill -9; "
-                           f"ip netns del {n['ns']}", shell=True,
-                           capture_output=True)
+        remove_namespaces(n["ns"] for n in state["nodes"].values())
         os.unlink(args.state)
         return 0
 

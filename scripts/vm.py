@@ -22,6 +22,7 @@ import argparse
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -157,20 +158,27 @@ def run(args):
     booted = None
     failure = None
     deadline = start + args.boot_timeout
-    while proc.poll() is None:
-        now = time.monotonic()
-        if booted is None and os.path.exists(os.path.join(state, "booted")):
-            booted = now - start
-            # The guest enforces the command timeout; this is the backstop.
-            deadline = now + args.timeout + 60
-        if now > deadline:
-            failure = ("guest did not boot within %ds" % args.boot_timeout
-                       if booted is None else
-                       "guest did not finish within %ds" % (args.timeout + 60))
+    try:
+        while proc.poll() is None:
+            now = time.monotonic()
+            if booted is None and os.path.exists(os.path.join(state,
+                                                              "booted")):
+                booted = now - start
+                # The guest enforces the command timeout; this is the
+                # backstop.
+                deadline = now + args.timeout + 60
+            if now > deadline:
+                failure = ("guest did not boot within %ds" % args.boot_timeout
+                           if booted is None else
+                           "guest did not finish within %ds"
+                           % (args.timeout + 60))
+                break
+            time.sleep(0.2)
+    finally:
+        # Timed out, interrupted or terminated: QEMU must not outlive us.
+        if proc.poll() is None:
             os.killpg(proc.pid, 9)
-            break
-        time.sleep(0.2)
-    proc.wait()
+        proc.wait()
     pumper.join(timeout=5)
     total = time.monotonic() - start
 
@@ -205,6 +213,9 @@ def run(args):
 
 
 def main():
+    # SIGTERM (an outer timeout) unwinds like Ctrl-C, through run()'s
+    # cleanup of the QEMU process group.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ap = argparse.ArgumentParser(
         description="Run a command in a VM booting a Debian kernel.")
     ap.add_argument("--kernel", required=True,

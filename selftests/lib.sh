@@ -138,16 +138,42 @@ ping_rtt() {
 	"$PYTHON" "$MEASURE" ping-rtt "$out"
 }
 
-# iperf_tcp SENDER RECEIVER SECONDS SKIP [iperf3 client options]: TCP
-# goodput (bit/s) measured at the receiver, which runs the client with -R.
-iperf_tcp() {
-	local snd=$1 rcv=$2 secs=$3 skip=$4 port=5201 out
+# iperf_flow SENDER RECEIVER PORT OUT [iperf3 client options]: one iperf3
+# flow from SENDER to RECEIVER, measured at the receiver, which runs the
+# client with -R; its JSON report goes to OUT.
+iperf_flow() {
+	local snd=$1 rcv=$2 port=$3 out=$4 ip=IP4_$1
 	shift 4
-	out=$TMPD/iperf.$RANDOM.json
-	nsx "$snd" iperf3 -s -1 -p $port >/dev/null 2>&1 &
-	wait_listen "$snd" $port || return 1
-	local ip=IP4_$snd
-	nsx "$rcv" iperf3 -c "${!ip}" -p $port -R -t "$secs" -i 1 -J "$@" \
+	nsx "$snd" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+	wait_listen "$snd" "$port" || return 1
+	nsx "$rcv" iperf3 -c "${!ip}" -p "$port" -R -i 1 -J "$@" \
 		> "$out" 2>"$out.err"
+}
+
+# iperf_tcp SENDER RECEIVER SECONDS SKIP [iperf3 client options]: TCP
+# goodput (bit/s) at the receiver after the first SKIP seconds.
+iperf_tcp() {
+	local out=$TMPD/iperf.$RANDOM.json skip=$4 secs=$3 snd=$1 rcv=$2
+	shift 4
+	iperf_flow "$snd" "$rcv" 5201 "$out" -t "$secs" "$@" || return 1
 	"$PYTHON" "$MEASURE" iperf-rate "$out" --skip "$skip"
 }
+
+# flowgen_flow SENDER RECEIVER OUT [flowgen client options]: one flowgen
+# flow; the receiver's report goes to OUT, the sender's to OUT.snd.
+flowgen_flow() {
+	local snd=$1 rcv=$2 out=$3 port=5301 ip=IP4_$2 proto=tcp
+	shift 3
+	[[ " $* " == *" -6 "* ]] && ip=IP6_$rcv
+	[[ " $* " == *" -P udp "* ]] && proto=udp
+	[[ " $* " == *" -P dccp "* ]] && proto=dccp
+	nsx "$rcv" "$FLOWGEN" -s -P $proto -p $port -o "$out" &
+	local srv=$!
+	wait_listen "$rcv" $port $proto || return 1
+	if ! nsx "$snd" "$FLOWGEN" -c "${!ip}" -p $port -o "$out.snd" "$@"; then
+		kill $srv
+		return 1
+	fi
+	wait $srv
+}
+FLOWGEN=$REPO/tools/flowgen/flowgen

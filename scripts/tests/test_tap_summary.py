@@ -33,6 +33,17 @@ class Count(unittest.TestCase):
         self.assertEqual((p, f, s), (2, 2, 0))
         self.assertTrue(any("c.sh" in x for x in fails))
 
+    def test_missing_planned_results_fail(self):
+        lines = ["TAP version 13", "1..3", "ok 1 a", "ok 2 b",
+                 "TAP version 13", "1..1", "ok 1 c"]
+        p, f, s, fails = tap_summary.count(lines)
+        self.assertEqual((p, f, s), (3, 1, 0))
+        self.assertIn("1 of 3 planned", fails[0])
+
+    def test_nested_plans_are_not_top_level(self):
+        lines = ["1..1", "# 1..5", "# ok 1 inner", "ok 1 outer"]
+        self.assertEqual(tap_summary.count(lines)[:3], (1, 0, 0))
+
     def test_summary_line(self):
         self.assertEqual(tap_summary.summary(3, 0, 0), "3 passed, 0 failed")
         self.assertEqual(tap_summary.summary(3, 1, 2),

@@ -82,7 +82,7 @@ class Routing(unittest.TestCase):
         r1 = {(dst.a, dst.b): hop for dst, _, hop in t.routes("r1")}
         self.assertEqual(r1[("r2", "d2")], "r2")
         self.assertNotIn(("s2", "r1"), r1)
-        self.assertAlmostEqual(t.path_rtt("s2", "d2"), 0.06)
+        self.assertAlmostEqual(t.path_rtt("s2", "d2"), 0.12)
 
 
 class Commands(unittest.TestCase):

@@ -5,24 +5,8 @@
 # counts rate, loss and one-way delay as the link was configured.
 . "$(dirname "$0")/../lib.sh"
 
-FLOWGEN=$REPO/tools/flowgen/flowgen
-require_cmd iperf3
 [ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
-
-# flowgen_flow SENDER RECEIVER OUT ARGS...: a flow; the receiver's report.
-flowgen_flow() {
-	local snd=$1 rcv=$2 out=$3 port=5301 ip=IP4_$2 proto=()
-	shift 3
-	[[ " $* " == *" -P udp "* ]] && proto=(-P udp)
-	nsx "$rcv" "$FLOWGEN" -s -p $port "${proto[@]}" -o "$out" &
-	local srv=$!
-	wait_listen "$rcv" $port "$([ -n "${proto[*]}" ] && echo udp || echo tcp)" || return 1
-	if ! nsx "$snd" "$FLOWGEN" -c "${!ip}" -p $port -o "$out.snd" "$@"; then
-		kill $srv
-		return 1
-	fi
-	wait $srv
-}
+require_cmd iperf3
 
 topo_up dumbbell --rate 10mbit --delay 25ms --queue bdp
 

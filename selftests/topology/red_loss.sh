@@ -10,11 +10,7 @@ topo_up dumbbell --rate 10mbit --delay 10ms --queue 100 --qdisc red --loss 5
 
 # 2 Mbit/s of 1000-byte datagrams for 10 s: 2500 datagrams, of which 5 %
 # (125, standard deviation 11) are lost.
-port=5203
-nsx s1 iperf3 -s -1 -p $port >/dev/null 2>&1 &
-wait_listen s1 $port
-nsx d1 iperf3 -c "$IP4_s1" -p $port -R -u -b 2M -l 1000 -t 10 -J \
-	> "$TMPD/loss.json" 2>"$TMPD/loss.err"
+iperf_flow s1 d1 5203 "$TMPD/loss.json" -u -b 2M -l 1000 -t 10
 loss=$("$PYTHON" "$MEASURE" iperf-loss "$TMPD/loss.json")
 log "random loss 5 %: ${loss} of the datagrams lost"
 check "random loss within 5 +- 1.5 % (4 standard deviations)" \

@@ -58,13 +58,10 @@ check_tcp() {
 }
 
 # udp_flood SENDER RECEIVER RATE SECONDS LEN: a UDP flow; prints the
-# receiver's rate in bit/s (iperf3 -R: the receiver runs the client).
+# receiver's rate in bit/s.
 udp_flood() {
-	local snd=$1 rcv=$2 port=5202 out=$TMPD/udp.$RANDOM.json ip=IP4_$1
-	nsx "$snd" iperf3 -s -1 -p $port >/dev/null 2>&1 &
-	wait_listen "$snd" $port || return 1
-	nsx "$rcv" iperf3 -c "${!ip}" -p $port -R -u -b "$3" -l "$5" \
-		-t "$4" -i 1 -J > "$out" 2>"$out.err"
+	local out=$TMPD/udp.$RANDOM.json
+	iperf_flow "$1" "$2" 5202 "$out" -u -b "$3" -l "$5" -t "$4" || return 1
 	"$PYTHON" "$MEASURE" iperf-rate "$out" --skip 1
 }
 

@@ -129,28 +129,34 @@ static void usage(void)
 		"               [-w START_DELAY] [-o FILE]\n");
 }
 
+static void __attribute__((format(printf, 1, 0))) vmsg(const char *fmt,
+							va_list ap)
+{
+	fputs("flowgen: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+/* A bad command line: say why, show the usage, exit 2. */
 static void __attribute__((noreturn, format(printf, 1, 2))) bad_arg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("flowgen: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	usage();
 	exit(2);
 }
 
+/* A run-time failure: say why, exit 1. */
 static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("flowgen: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(1);
 }
 
