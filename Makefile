@@ -84,8 +84,12 @@ unit:
 checkpatch: ksft
 	@$(TOP)/scripts/checkpatch.sh
 
+# The guest does not inherit our environment: pass the demo's knobs.
+DEMO_VARS := $(foreach v,DEMO_RATE DEMO_DELAY DEMO_SECONDS DEMO_CC,$(if $($(v)),$(v)=$($(v))))
+
 demo: modules selftests
-	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) -- $(TOP)/scripts/demo.sh
+	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) -- \
+		"$(DEMO_VARS) $(TOP)/scripts/demo.sh"
 
 check:
 	@$(TOP)/scripts/check.sh

@@ -53,6 +53,7 @@
 #ifndef TCP_CA_NAME_MAX
 #define TCP_CA_NAME_MAX	16
 #endif
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_INTERVALS	100000
 #define BUF_SIZE	(128 * 1024)
 #define UDP_MAGIC	0x666c6f77u	/* "flow" */
@@ -194,6 +195,7 @@ static double parse_num(const char *s, const char *what, double lo, double hi)
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	bool have_len = false;
+	unsigned int i;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -213,15 +215,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->host = optarg;
 			break;
 		case 'P':
-			if (!strcmp(optarg, "tcp"))
-				o->proto = P_TCP;
-			else if (!strcmp(optarg, "udp"))
-				o->proto = P_UDP;
-			else if (!strcmp(optarg, "dccp"))
-				o->proto = P_DCCP;
-			else
+			for (i = 0; i < ARRAY_SIZE(proto_name); i++)
+				if (!strcmp(optarg, proto_name[i]))
+					break;
+			if (i == ARRAY_SIZE(proto_name))
 				bad_arg("-P: unknown transport '%s' (tcp, udp, dccp)",
 					optarg);
+			o->proto = (enum proto)i;
 			break;
 		case 'p':
 			parse_num(optarg, "-p", 1, 65535);
