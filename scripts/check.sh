@@ -14,8 +14,9 @@
 # Environment: CHECK_KERNELS (default "6.1 6.12"), SKIP_IS_FAIL=1 (count
 # skipped tests as failures; CI sets it), TARGETS (selftest directories for
 # the first kernel, default all), TARGETS_LATER (for the other kernels,
-# default all but topology: the shape checks test this project's library
-# over the same qdiscs and take 7 of CI's 25 minutes).
+# default all but topology and experiments: the shape checks test this
+# project's library over the same qdiscs and take 7 of CI's 25 minutes,
+# and the experiments' short variants take 4 more).
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,6 +70,17 @@ first=$(scripts/kver.sh "${kernels%% *}")
 echo "# $(date +%T) VM runner self-tests on $first" >&2
 scripts/tests/vm_runner.sh "$first" "$out" > "$out/vm-runner.tap" 2>&1
 
+# The guest's TAP on our stderr: result lines, and a failed test's own
+# output before its line, so that a CI log says why.
+show_results() {
+	awk '/^#/ { buf[n++ % 40] = $0; next }
+	/^(not )?ok / {
+		if ($1 == "not")
+			for (i = (n > 40 ? n - 40 : 0); i < n; i++)
+				print buf[i % 40]
+		print; n = 0; fflush() }'
+}
+
 all_targets=$(make -s --no-print-directory -C selftests print-targets)
 targets=${TARGETS:-$all_targets}
 for k in $kernels; do
@@ -82,7 +94,7 @@ for k in $kernels; do
 		--results "$out" --timeout 1800 -- \
 		"make -s --no-print-directory -C selftests run_tests TARGETS='$targets'" \
 		2> "$out/vm-$k.log" | sed -u "s/^\(\(not \)\?ok [0-9]* selftests\): /\1[$k]: /" \
-		| tee "$tap" | grep --line-buffered -E '^(not )?ok ' >&2
+		| tee "$tap" | show_results >&2
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" = 0 ]; then
 		echo "ok 1 guest $rel: booted, kernel log clean" >> "$tap"
@@ -91,7 +103,7 @@ for k in $kernels; do
 		sed 's/^/# /' "$out/vm-$k.log" >> "$tap"
 	fi
 	grep '^vm: ' "$out/vm-$k.log" >&2
-	targets=${TARGETS_LATER:-$(echo " $all_targets " | sed 's/ topology / /')}
+	targets=${TARGETS_LATER:-$(echo " $all_targets " | sed 's/ topology / /; s/ experiments / /')}
 done
 
 echo "# $(date +%T) done in $(( $(date +%s) - start ))s" >&2

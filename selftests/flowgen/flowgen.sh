@@ -10,8 +10,10 @@ require_cmd iperf3
 
 topo_up dumbbell --rate 10mbit --delay 25ms --queue bdp
 
-ip=$(iperf_tcp s1 d1 10 2)
-flowgen_flow s1 d1 "$TMPD/tcp.json" -t 10
+# 10 s after a 2 s start: short windows let one stall of the emulator
+# decide the comparison.
+ip=$(iperf_tcp s1 d1 12 2)
+flowgen_flow s1 d1 "$TMPD/tcp.json" -t 12
 fg=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/tcp.json" --skip 2)
 log "TCP goodput after 2 s: iperf3 $ip bit/s, flowgen $fg bit/s"
 check "flowgen TCP goodput within 3% of iperf3's" within "${fg:-0}" "${ip:-1}" 3
@@ -23,5 +25,7 @@ print(d['bits_per_second'], d['lost'], d['packets'], d['mean_one_way_delay'])")"
 log "UDP 2 Mbit/s: received ${rate} bit/s, $pkts datagrams, $lost lost, one-way delay ${owd}s"
 check "UDP receiver rate within 3% of 2 Mbit/s" within "${rate:-0}" 2000000 3
 check "no datagram lost on an uncongested link" test "$lost" = 0
-check "one-way delay within 5% of the configured 25 ms" within "${owd:-0}" 0.025 5
+# Propagation is a floor; serialisation and the emulator add a little.
+check "one-way delay at least the configured 25 ms" at_least "${owd:-0}" 0.025
+check "one-way delay at most 25 ms + 10 %" at_most "${owd:-1}" 0.0275
 finish
