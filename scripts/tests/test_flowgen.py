@@ -43,6 +43,9 @@ class BadArguments(unittest.TestCase):
         (["-c", "127.0.0.1", "-K", "3"], "DCCP only"),
         (["-c", "127.0.0.1", "-P", "dccp", "-K", "4"], "outside"),
         (["-c", "127.0.0.1", "-P", "dccp", "-K", "2.5"], "CCID is 2 or 3"),
+        (["-c", "127.0.0.1", "-M", "40"], "outside"),
+        (["-c", "127.0.0.1", "-P", "dccp", "-M", "500"], "TCP only"),
+        (["-s", "-M", "500"], "client options"),
     ]
 
     def test_each_is_refused_with_a_message(self):
@@ -96,6 +99,20 @@ class Loopback(unittest.TestCase):
         self.assertEqual(sum(i["bytes"] for i in rcv["intervals"]),
                          rcv["summary"]["bytes"])
         self.assertIn("cwnd", snd["intervals"][0])
+        # Flows of one run line up on the wall clock: the receiver's first
+        # byte follows the sender's connect by a loopback moment.
+        lag = rcv["epoch"] - snd["epoch"]
+        self.assertTrue(-0.01 < lag < 0.5, lag)
+
+    def test_tcp_mss_clamp(self):
+        # Every interval in which the sender sampled TCP_INFO carries the
+        # running totals; -M 500 makes at least ~1 MB / 500 B segments.
+        rcv, snd = self.flow("-t", "1", "-i", "0.25", "-M", "500")
+        last = [i for i in snd["intervals"] if i["segs_out"]][-1]
+        self.assertGreaterEqual(last["segs_out"] * 500,
+                                rcv["summary"]["bytes"])
+        sampled = [i for i in snd["intervals"] if i["rtt_us"]]
+        self.assertEqual(len(sampled), len(snd["intervals"]))
 
     def test_udp_cbr_rate_and_no_loss(self):
         # 4 Mbit/s of 1000-byte datagrams for 1 s: 500 datagrams (a few

@@ -4,14 +4,18 @@
  *
  *   flowgen -s [-P tcp|udp|dccp] [-p PORT] [-4|-6] [-i SECS] [-o FILE]
  *   flowgen -c HOST [-P tcp|udp|dccp] [-p PORT] [-t SECS] [-i SECS]
- *           [-o FILE] [-C CONGESTION] [-K CCID] [-r RATE -l BYTES] [-w SECS]
+ *           [-o FILE] [-C CONGESTION] [-M MSS] [-K CCID] [-r RATE -l BYTES]
+ *           [-w SECS]
  *
  * The server receives one flow and reports, per interval, the bytes its
  * application read: throughput measured at the receiver.  The client sends
  * for -t seconds, greedily or at a constant bit rate (-r bit/s in datagrams
  * or writes of -l bytes), and reports per interval the bytes it wrote and,
- * for TCP, what TCP_INFO says (cwnd, ssthresh, RTT, retransmissions).
- * Reports are JSON (-o FILE, default standard output).
+ * for TCP, what TCP_INFO says (cwnd, ssthresh, RTT and its variation,
+ * segments sent and retransmitted).  -M clamps the TCP segment size, so
+ * that experiments can use the small packets of a paper's simulations.
+ * Reports are JSON (-o FILE, default standard output); "epoch" is the
+ * wall-clock time of interval 0, for lining up the flows of one run.
  *
  * DCCP (-P dccp) uses the kernel's DCCP with CCID 2 (TCP-like) or 3
  * (TFRC), chosen with -K; packets are -l bytes (default 1000).  The kernel
@@ -36,8 +40,8 @@
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <linux/dccp.h>
+#include <linux/tcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -56,6 +60,10 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_INTERVALS	100000
 #define BUF_SIZE	(128 * 1024)
+/* Greedy TCP writes: small enough that TCP_INFO, sampled after each
+ * write, is fresh in every interval even on slow links.
+ */
+#define TCP_WRITE	(16 * 1024)
 #define UDP_MAGIC	0x666c6f77u	/* "flow" */
 #define UDP_END		1u
 #define UDP_IDLE_NS	(2 * NSEC_PER_SEC)
@@ -89,6 +97,7 @@ struct opts {
 	double interval;
 	double wait;
 	const char *cc;
+	int mss;		/* TCP_MAXSEG, 0 = the path's */
 	int ccid;		/* DCCP: 2 or 3 */
 	double rate;		/* bit/s, 0 = greedy */
 	long len;		/* bytes per write or datagram */
@@ -108,7 +117,7 @@ struct interval {
 	double secs;
 	uint64_t bytes;
 	/* sender, TCP */
-	uint32_t cwnd, ssthresh, rtt_us, retrans;
+	uint32_t cwnd, ssthresh, rtt_us, rttvar_us, retrans, segs_out;
 	/* sender, DCCP CCID 3 */
 	bool tfrc;
 	double x_bps, x_recv_bps, p;
@@ -126,7 +135,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: flowgen -s [-P tcp|udp|dccp] [-p PORT] [-4|-6] [-i SECS] [-o FILE]\n"
 		"       flowgen -c HOST [-P tcp|udp|dccp] [-p PORT] [-4|-6] [-t SECS] [-i SECS]\n"
-		"               [-C CONGESTION] [-K 2|3] [-r RATE_BIT_S] [-l BYTES]\n"
+		"               [-C CONGESTION] [-M MSS] [-K 2|3] [-r RATE_BIT_S] [-l BYTES]\n"
 		"               [-w START_DELAY] [-o FILE]\n");
 }
 
@@ -206,7 +215,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->interval = 1;
 	o->len = 1448;
 
-	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:K:r:l:o:h")) != -1) {
+	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:M:K:r:l:o:h")) != -1) {
 		switch (c) {
 		case 's':
 			o->server = true;
@@ -248,6 +257,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 					optarg, TCP_CA_NAME_MAX - 1);
 			o->cc = optarg;
 			break;
+		case 'M':
+			o->mss = (int)parse_num(optarg, "-M", 88, 65495);
+			break;
 		case 'K':
 			o->ccid = (int)parse_num(optarg, "-K", 2, 3);
 			if (o->ccid != atof(optarg))
@@ -276,10 +288,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		bad_arg("unexpected argument '%s'", argv[optind]);
 	if (o->server == !!o->host)
 		bad_arg("give exactly one of -s and -c HOST");
-	if (o->server && (o->cc || o->rate || have_len || o->wait || o->ccid))
-		bad_arg("-C, -K, -r, -l and -w are client options");
-	if (o->cc && o->proto != P_TCP)
-		bad_arg("-C applies to TCP only");
+	if (o->server && (o->cc || o->rate || have_len || o->wait || o->ccid ||
+			  o->mss))
+		bad_arg("-C, -M, -K, -r, -l and -w are client options");
+	if ((o->cc || o->mss) && o->proto != P_TCP)
+		bad_arg("-C and -M apply to TCP only");
 	if (o->ccid && o->proto != P_DCCP)
 		bad_arg("-K applies to DCCP only");
 	if (o->proto == P_DCCP) {
@@ -342,7 +355,9 @@ static void sample_tcp_info(int fd, struct interval *iv)
 	iv->cwnd = ti.tcpi_snd_cwnd;
 	iv->ssthresh = ti.tcpi_snd_ssthresh;
 	iv->rtt_us = ti.tcpi_rtt;
+	iv->rttvar_us = ti.tcpi_rttvar;
 	iv->retrans = ti.tcpi_total_retrans;
+	iv->segs_out = ti.tcpi_segs_out;
 }
 
 static void sample_tfrc(int fd, struct interval *iv)
@@ -394,8 +409,16 @@ static void dccp_setup(const struct opts *o, int fd)
 	}
 }
 
+static double epoch_of(uint64_t mono_ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9 - (now_ns() - mono_ns) / 1e9;
+}
+
 static void report(const struct opts *o, const char *role, double secs,
-		   const char *cc)
+		   double epoch, const char *cc)
 {
 	FILE *f = stdout;
 	uint64_t total = 0, pkts = 0, lost = 0;
@@ -408,7 +431,8 @@ static void report(const struct opts *o, const char *role, double secs,
 			die("%s: %s", o->out, strerror(errno));
 	}
 	fprintf(f, "{\n \"tool\": \"flowgen\",\n \"role\": \"%s\",\n"
-		" \"transport\": \"%s\",\n", role, proto_name[o->proto]);
+		" \"transport\": \"%s\",\n \"epoch\": %.6f,\n", role,
+		proto_name[o->proto], epoch);
 	if (cc)
 		fprintf(f, " \"congestion\": \"%s\",\n", cc);
 	if (o->proto == P_DCCP && !o->server)
@@ -428,9 +452,10 @@ static void report(const struct opts *o, const char *role, double secs,
 			iv->bytes * 8.0 / iv->secs);
 		if (o->proto == P_TCP && !o->server)
 			fprintf(f, ", \"cwnd\": %u, \"ssthresh\": %u, "
-				"\"rtt_us\": %u, \"retransmits\": %u",
+				"\"rtt_us\": %u, \"rttvar_us\": %u, "
+				"\"retransmits\": %u, \"segs_out\": %u",
 				iv->cwnd, iv->ssthresh, iv->rtt_us,
-				iv->retrans);
+				iv->rttvar_us, iv->retrans, iv->segs_out);
 		if (o->proto == P_UDP && o->server)
 			fprintf(f, ", \"packets\": %llu, \"lost\": %llu",
 				(unsigned long long)iv->pkts,
@@ -502,7 +527,8 @@ static void serve_stream(const struct opts *o, int lfd)
 	}
 	close(fd);
 	free(buf);
-	report(o, "receiver", start ? (last - start) / 1e9 : 0, NULL);
+	report(o, "receiver", start ? (last - start) / 1e9 : 0,
+	       start ? epoch_of(start) : 0, NULL);
 }
 
 static void serve_udp(const struct opts *o, int fd)
@@ -551,7 +577,8 @@ static void serve_udp(const struct opts *o, int fd)
 		iv->owd_sum += (double)(t - be64toh(h.sent_ns)) / 1e9;
 	}
 	free(buf);
-	report(o, "receiver", start ? (last - start) / 1e9 : 0, NULL);
+	report(o, "receiver", start ? (last - start) / 1e9 : 0,
+	       start ? epoch_of(start) : 0, NULL);
 }
 
 static int connect_client(const struct opts *o)
@@ -564,6 +591,9 @@ static int connect_client(const struct opts *o)
 				 a->ai_protocol);
 		if (o->proto == P_DCCP)
 			dccp_setup(o, fd);
+		if (o->mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &o->mss,
+					 sizeof(o->mss)))
+			die("-M %d: %s", o->mss, strerror(errno));
 		if (o->cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->cc,
 					strlen(o->cc)))
 			die("congestion control '%s': %s%s", o->cc,
@@ -593,16 +623,20 @@ static void on_alarm(int sig)
 static void send_flow(const struct opts *o)
 {
 	char *buf = calloc(1, o->proto != P_TCP ? (size_t)o->len : BUF_SIZE);
-	size_t wlen = o->rate || o->proto != P_TCP ? (size_t)o->len : BUF_SIZE;
+	size_t wlen = o->rate || o->proto != P_TCP ? (size_t)o->len : TCP_WRITE;
 	double gap_ns = o->rate ? o->len * 8.0 / o->rate * 1e9 : 0;
 	uint64_t start, t, end, next, seq = 0;
 	char cc[TCP_CA_NAME_MAX] = "";
 	socklen_t cclen = sizeof(cc);
+	bool greedy_tcp = o->proto == P_TCP && !o->rate;
 	struct sigaction sa = { .sa_handler = on_alarm };
+	int poll_ms = (int)(o->interval * 1000 / 2);
 	int fd, i;
 
 	if (!buf)
 		die("out of memory");
+	if (poll_ms < 1)
+		poll_ms = 1;
 	if (o->wait)
 		usleep((useconds_t)(o->wait * 1e6));
 	fd = connect_client(o);
@@ -641,7 +675,18 @@ static void send_flow(const struct opts *o)
 
 			memcpy(buf, &h, sizeof(h));
 		}
-		n = send(fd, buf, wlen, 0);
+		n = send(fd, buf, wlen, greedy_tcp ? MSG_DONTWAIT : 0);
+		if (n < 0 && errno == EAGAIN && greedy_tcp) {
+			/* Sample TCP_INFO while the send buffer is full, too:
+			 * a blocked write would leave intervals without one.
+			 */
+			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+			poll(&pfd, 1, poll_ms);
+			sample_tcp_info(fd, interval_at(start, now_ns(),
+							o->interval));
+			continue;
+		}
 		if (n < 0 && errno == EAGAIN && o->proto == P_DCCP) {
 			/* DCCP's queue is full: CCID decides when it drains. */
 			usleep(200);
@@ -674,7 +719,8 @@ static void send_flow(const struct opts *o)
 	}
 	close(fd);
 	free(buf);
-	report(o, "sender", (t - start) / 1e9, cc[0] ? cc : NULL);
+	report(o, "sender", (t - start) / 1e9, epoch_of(start),
+	       cc[0] ? cc : NULL);
 }
 
 int main(int argc, char **argv)
