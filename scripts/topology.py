@@ -263,6 +263,11 @@ class Topology:
         return p.stdout
 
     def _nsrun(self, node, cmd, check=True):
+        # ip and tc enter the namespace themselves (-n): one process
+        # instead of two, which counts under emulation.
+        tool, _, rest = cmd.partition(" ")
+        if tool in ("ip", "tc"):
+            return self._run(f"{tool} -n {self.ns(node)} {rest}", check)
         return self._run(f"ip netns exec {self.ns(node)} {cmd}", check)
 
     def _queue_packets(self, shape):
@@ -331,16 +336,17 @@ class Topology:
             self._run(f"ip netns add {self.ns(n)}")
             self._nsrun(n, "ip link set lo up")
             forward = int(len(self.links_of(n)) > 1)
-            for key, val in (("net.ipv4.ip_forward", forward),
-                             ("net.ipv6.conf.all.forwarding", forward),
-                             ("net.ipv6.conf.all.accept_dad", 0),
-                             ("net.ipv6.conf.default.accept_dad", 0),
-                             ("net.ipv4.conf.all.rp_filter", 0),
-                             ("net.ipv4.conf.default.rp_filter", 0),
-                             # Every flow starts from scratch: no cached
-                             # ssthresh or RTT from an earlier flow.
-                             ("net.ipv4.tcp_no_metrics_save", 1)):
-                self._nsrun(n, f"sysctl -qw {key}={val}")
+            settings = (("net.ipv4.ip_forward", forward),
+                        ("net.ipv6.conf.all.forwarding", forward),
+                        ("net.ipv6.conf.all.accept_dad", 0),
+                        ("net.ipv6.conf.default.accept_dad", 0),
+                        ("net.ipv4.conf.all.rp_filter", 0),
+                        ("net.ipv4.conf.default.rp_filter", 0),
+                        # Every flow starts from scratch: no cached
+                        # ssthresh or RTT from an earlier flow.
+                        ("net.ipv4.tcp_no_metrics_save", 1))
+            self._nsrun(n, "sysctl -qw " + " ".join(
+                f"{key}={val}" for key, val in settings))
         for l in self.links:
             ea, eb = l.ifname(l.a), l.ifname(l.b)
             self._run(f"ip link add {ea} netns {self.ns(l.a)} type veth "
