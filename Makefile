@@ -11,6 +11,9 @@
 #   make tools               build the user-space tools (tools/)
 #   make checkpatch          checkpatch --strict over the module sources
 #   make demo                the headline demo, in the VM
+#   make experiment NAME=x   one experiment (scripts/experiments/x.toml) in
+#                            the VM; SHORT=1 for its short variant
+#   make experiments         all of them
 #   make install             install the modules into the running system
 #                            (with KDIR=/lib/modules/$(uname -r)/build)
 
@@ -38,7 +41,7 @@ PYTHON ?= python3
 VM := $(PYTHON) $(TOP)/scripts/vm.py
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
-	clean kernel-ok ksft tools
+	clean kernel-ok ksft tools experiment experiments
 
 TOOLS := tools/flowgen
 
@@ -90,6 +93,22 @@ DEMO_VARS := $(foreach v,DEMO_RATE DEMO_DELAY DEMO_SECONDS DEMO_CC,$(if $($(v)),
 demo: modules selftests
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) -- \
 		"$(DEMO_VARS) $(TOP)/scripts/demo.sh"
+
+EXPERIMENTS = $(basename $(notdir $(wildcard $(TOP)/scripts/experiments/*.toml)))
+EXP_OUT = $(RESULTS)/$(NAME)$(if $(SHORT),-short)
+
+experiment: modules selftests
+	@if [ -z "$(NAME)" ]; then \
+		echo "usage: make experiment NAME=<$(subst $(eval) ,|,$(EXPERIMENTS))> [SHORT=1]" >&2; \
+		exit 2; fi
+	@$(PYTHON) $(TOP)/scripts/experiment.py list --name $(NAME)
+	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
+		--timeout 14400 -- "$(PYTHON) $(TOP)/scripts/experiment.py run \
+		$(NAME) $(if $(SHORT),--short) --out $(EXP_OUT)"
+	@echo "results: $(EXP_OUT)/README.md"
+
+experiments:
+	@for e in $(EXPERIMENTS); do $(MAKE) -s experiment NAME=$$e || exit 1; done
 
 check:
 	@$(TOP)/scripts/check.sh

@@ -1,0 +1,776 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Experiments: a declarative description in, figures and a table out.
+
+An experiment is a TOML file, scripts/experiments/<name>.toml, that names a
+topology, runs (sets of flows that share it), the flows of each run
+(transport, congestion control, traffic pattern, start and stop), the
+kernel module settings a run needs, the figures to draw and the paper's
+numbers to set ours beside.  Documentation/experiments.rst describes the
+format.  This program has two halves:
+
+  experiment.py run NAME [--short] [--out DIR] [--only GLOB]
+      in the guest (make experiment NAME=...): build each run's topology,
+      start its flows (tools/flowgen), collect their JSON reports under
+      DIR/<run>/, then analyze.
+  experiment.py analyze DIR
+      anywhere: per-flow and per-run metrics (scripts/metrics.py) into
+      DIR/metrics.json, plots into DIR/*.png, a Markdown report with our
+      figures beside the paper's into DIR/README.md, and the experiment's
+      checks as TAP on standard output; exit 1 if a check failed (and
+      after `run`, if a run failed).
+  experiment.py list
+      the experiments and their short variants.
+
+Runs whose module settings agree may share the guest at once (the
+experiment's `parallel`); runs with different settings of a module take
+turns, because module parameters are global.
+"""
+
+import argparse
+import fnmatch
+import glob
+import itertools
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+
+try:
+    import tomllib
+except ImportError:             # Python < 3.11
+    import tomli as tomllib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import metrics                  # noqa: E402
+import topology                 # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+EXPERIMENTS = os.path.join(HERE, "experiments")
+FLOWGEN = os.path.join(REPO, "tools", "flowgen", "flowgen")
+BASE_PORT = 5301
+
+FLOW_KEYS = {"name", "pair", "transport", "cc", "ccid", "mss", "rate",
+             "len", "start", "stop", "count"}
+RUN_KEYS = {"name", "vary", "group", "modules", "topology", "flows",
+            "duration", "reference", "about"}
+
+
+class SpecError(ValueError):
+    pass
+
+
+def log(msg):
+    print(f"experiment: {msg}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------ the spec --
+
+def _subst(value, v):
+    """Put a run's vary value into every string of a spec fragment."""
+    if isinstance(value, str):
+        if value == "{v}":
+            return v
+        return value.replace("{v}", str(v))
+    if isinstance(value, list):
+        return [_subst(x, v) for x in value]
+    if isinstance(value, dict):
+        return {k: _subst(x, v) for k, x in value.items()}
+    return value
+
+
+def load(name, short=False):
+    """The experiment NAME (a name in scripts/experiments or a path),
+    expanded: one entry per run, with its topology, flows and modules
+    complete.  short picks the short variant."""
+    path = name if os.path.sep in name or name.endswith(".toml") \
+        else os.path.join(EXPERIMENTS, f"{name}.toml")
+    try:
+        with open(path, "rb") as f:
+            exp = tomllib.load(f)
+    except OSError as e:
+        raise SpecError(f"{name}: {e.strerror}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: {e}") from e
+    exp["name"] = os.path.splitext(os.path.basename(path))[0]
+    exp["variant"] = "short" if short else "full"
+    defaults = exp.get("defaults", {})
+    shortcfg = exp.get("short", {})
+    if short and not shortcfg.get("runs"):
+        raise SpecError(f"{exp['name']}: no short variant ([short] runs)")
+    runs = []
+    for spec in exp.get("run", []):
+        unknown = set(spec) - RUN_KEYS
+        if unknown:
+            raise SpecError(f"run {spec.get('name')}: unknown keys "
+                            f"{sorted(unknown)}")
+        for v in spec.get("vary", [None]):
+            r = _subst({k: x for k, x in spec.items() if k != "vary"}, v) \
+                if v is not None else dict(spec)
+            r["topology"] = {**exp.get("topology", {}),
+                             **r.get("topology", {})}
+            r["duration"] = float(r.get("duration",
+                                        defaults.get("duration", 60)))
+            if short:
+                r["duration"] = float(shortcfg.get("duration",
+                                                   r["duration"]))
+            r.setdefault("group", r["name"])
+            r.setdefault("modules", {})
+            r["flows"] = [_flow(r, i, f, defaults)
+                          for i, f in enumerate(_counted(r))]
+            if not r["flows"]:
+                raise SpecError(f"run {r['name']}: no flows")
+            runs.append(r)
+    names = [r["name"] for r in runs]
+    if len(set(names)) != len(names):
+        raise SpecError("run names repeat")
+    missing = [w for w in shortcfg.get("runs", []) if w not in names]
+    if missing:
+        raise SpecError(f"[short] runs: no run {missing}")
+    if short:
+        runs = [r for r in runs if r["name"] in shortcfg["runs"]]
+    exp["runs"] = runs
+    exp["interval"] = float(defaults.get("interval", 1.0))
+    exp["parallel"] = int(shortcfg.get("parallel", exp.get("parallel", 1))
+                          if short else exp.get("parallel", 1))
+    return exp
+
+
+def _counted(run):
+    """Flows with count = N stand for N flows named <name>1..<name>N."""
+    out = []
+    for f in run.get("flows", []):
+        n = f.get("count", 1)
+        if not isinstance(n, int) or n < 0:
+            raise SpecError(f"run {run['name']}: count {n!r}")
+        if "count" not in f:
+            out.append(f)
+            continue
+        base = {k: v for k, v in f.items() if k != "count"}
+        out += [{**base, "name": f"{base.get('name', 'f')}{j}"}
+                for j in range(1, n + 1)]
+    return out
+
+
+def _flow(run, i, f, defaults):
+    unknown = set(f) - FLOW_KEYS
+    if unknown:
+        raise SpecError(f"run {run['name']} flow {i}: unknown keys "
+                        f"{sorted(unknown)}")
+    flow = {"name": f.get("name", f"f{i + 1}"), "pair": i + 1,
+            "transport": "tcp", "start": 0.0, "stop": run["duration"]}
+    for k in ("mss", "len"):
+        if k in defaults:
+            flow[k] = defaults[k]
+    flow.update(f)
+    flow["start"] = float(flow["start"])
+    flow["stop"] = min(float(flow["stop"]), run["duration"])
+    if flow["stop"] - flow["start"] < 1:
+        raise SpecError(f"run {run['name']} flow {flow['name']}: "
+                        "shorter than 1 s")
+    if flow["transport"] != "tcp":
+        flow.pop("mss", None)
+    return flow
+
+
+# ------------------------------------------------------- in the guest --
+
+def _module_key(run):
+    return json.dumps(run["modules"], sort_keys=True)
+
+
+def _set_modules(modules, saved):
+    for mod, params in modules.items():
+        subprocess.run(["modprobe", mod], check=True)
+        for p, v in params.items():
+            path = f"/sys/module/{mod}/parameters/{p}"
+            if path not in saved:
+                with open(path) as f:
+                    saved[path] = f.read().strip()
+            with open(path, "w") as f:
+                f.write(str(v))
+
+
+def _restore_modules(saved):
+    for path, v in saved.items():
+        try:
+            with open(path, "w") as f:
+                f.write(v)
+        except OSError as e:
+            log(f"could not restore {path}: {e}")
+
+
+def _listening(ns, port, transport):
+    flag = {"tcp": ["-ltn"], "udp": ["-lun"], "dccp": ["-ln", "--dccp"]}
+    out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-H",
+                          *flag[transport], f"sport = :{port}"],
+                         capture_output=True, text=True).stdout
+    return bool(out.strip())
+
+
+def _client_args(flow, exp, host):
+    a = [FLOWGEN, "-c", host, "-P", flow["transport"],
+         "-t", f"{flow['stop'] - flow['start']:g}",
+         "-i", f"{exp['interval']:g}", "-w", f"{flow['start']:g}"]
+    for key, opt in (("cc", "-C"), ("mss", "-M"), ("ccid", "-K"),
+                     ("rate", "-r"), ("len", "-l")):
+        if key in flow:
+            a += [opt, str(flow[key])]
+    return a
+
+
+def run_one(exp, run, out, status):
+    """Build the run's topology, run its flows, keep their reports."""
+    d = os.path.join(out, run["name"])
+    os.makedirs(d, exist_ok=True)
+    topo_kw = dict(run["topology"])
+    shape = topo_kw.pop("shape", "dumbbell")
+    if shape == "dumbbell":
+        topo_kw.setdefault("pairs", max(f["pair"] for f in run["flows"]))
+    topo = topology.SHAPES[shape](name="ex", **topo_kw)
+    procs = []
+    t_up = time.time()
+    with topo:
+        log(f"{run['name']}: topology up in {time.time() - t_up:.0f} s")
+        for i, f in enumerate(run["flows"]):
+            port = BASE_PORT + i
+            rcv = f"d{f['pair']}"
+            srv = subprocess.Popen(
+                ["ip", "netns", "exec", topo.ns(rcv), FLOWGEN, "-s",
+                 "-P", f["transport"], "-p", str(port),
+                 "-i", f"{exp['interval']:g}",
+                 "-o", os.path.join(d, f"{f['name']}.rcv.json")],
+                stderr=open(os.path.join(d, f"{f['name']}.rcv.err"), "w"))
+            procs.append(srv)
+            for _ in range(100):
+                if _listening(topo.ns(rcv), port, f["transport"]):
+                    break
+                time.sleep(0.1)
+            else:
+                raise RuntimeError(f"{run['name']}/{f['name']}: "
+                                   "receiver did not start")
+        t0 = time.time()
+        clients = []
+        for i, f in enumerate(run["flows"]):
+            snd = f"s{f['pair']}"
+            args = _client_args(f, exp, topo.addr(f"d{f['pair']}"))
+            cmd = ["ip", "netns", "exec", topo.ns(snd), *args,
+                   "-p", str(BASE_PORT + i),
+                   "-o", os.path.join(d, f"{f['name']}.snd.json")]
+            clients.append(subprocess.Popen(
+                cmd, stderr=open(os.path.join(d, f"{f['name']}.snd.err"),
+                                 "w")))
+        status[run["name"]] = t0
+        failed = []
+        for f, c in zip(run["flows"], clients):
+            try:
+                rc = c.wait(timeout=run["duration"] + 60)
+            except subprocess.TimeoutExpired:
+                c.kill()
+                rc = "timeout"
+            if rc != 0:
+                failed.append(f"{f['name']} sender exit {rc}")
+        for f, s in zip(run["flows"], procs):
+            try:
+                s.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                s.kill()
+                failed.append(f"{f['name']} receiver did not finish")
+        qdisc = subprocess.run(
+            ["ip", "netns", "exec", topo.ns("r1"), "tc", "-s", "qdisc"],
+            capture_output=True, text=True).stdout
+        with open(os.path.join(d, "qdisc.txt"), "w") as fq:
+            fq.write(qdisc)
+        info = {"run": run, "t0": t0, "topology": topo.to_dict(),
+                "kernel": os.uname().release, "failed": failed}
+        with open(os.path.join(d, "run.json"), "w") as fj:
+            json.dump(info, fj, indent=1)
+    status.pop(run["name"], None)
+    if failed:
+        log(f"{run['name']}: " + "; ".join(failed))
+    return not failed
+
+
+def _batches(exp):
+    """Runs in an order that never overlaps two settings of a module,
+    at most `parallel` at a time; runs that set no module fill the free
+    places."""
+    keyed, free = {}, []
+    for r in exp["runs"]:
+        if r["modules"]:
+            keyed.setdefault(_module_key(r), []).append(r)
+        else:
+            free.append(r)
+    n = exp["parallel"]
+    batches = [runs[i:i + n] for runs in keyed.values()
+               for i in range(0, len(runs), n)]
+    for b in batches:
+        while free and len(b) < n:
+            b.append(free.pop(0))
+    batches += [free[i:i + n] for i in range(0, len(free), n)]
+    return batches
+
+
+def run_all(exp, out):
+    if not os.access(FLOWGEN, os.X_OK):
+        raise SpecError(f"{FLOWGEN} not built (make tools)")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "experiment.json"), "w") as f:
+        json.dump(exp, f, indent=1)
+    batches = list(_batches(exp))
+    saved, status, ok = {}, {}, True
+    start = time.time()
+    for mod in exp.get("modprobe", []):
+        subprocess.run(["modprobe", mod], check=True)
+    try:
+        for k, batch in enumerate(batches, 1):
+            for r in batch:
+                _set_modules(r["modules"], saved)
+            names = ", ".join(r["name"] for r in batch)
+            longest = max(r["duration"] for r in batch)
+            log(f"[{k}/{len(batches)}] {names} ({longest:g} s)")
+            results = {}
+            threads = [threading.Thread(
+                target=lambda r=r: results.__setitem__(
+                    r["name"], _guarded(run_one, exp, r, out, status)))
+                for r in batch]
+            for t in threads:
+                t.start()
+            last = time.time()
+            while any(t.is_alive() for t in threads):
+                time.sleep(1)
+                if time.time() - last >= 30 and status:
+                    last = time.time()
+                    t0 = min(status.values())
+                    log(f"[{k}/{len(batches)}] {time.time() - t0:.0f}/"
+                        f"{longest:g} s")
+            ok &= all(results.get(r["name"]) for r in batch)
+    finally:
+        _restore_modules(saved)
+    log(f"{len(exp['runs'])} runs in {time.time() - start:.0f} s")
+    return ok
+
+
+def _guarded(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as e:      # one run's failure must not hang the rest
+        log(f"{args[1]['name']}: {type(e).__name__}: {e}")
+        return False
+
+
+# ---------------------------------------------------------- analysis --
+
+def _load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _series(report, t0, bin_s=1.0):
+    """(times, bit/s) of a report on the run's time axis, in bins of
+    bin_s seconds (the report's own intervals summed)."""
+    if not report or not report.get("intervals"):
+        return [], []
+    off = report["epoch"] - t0
+    bins = {}
+    for iv in report["intervals"]:
+        b = math.floor((off + iv["start"]) / bin_s)
+        bins[b] = bins.get(b, 0) + iv["bytes"]
+    lo, hi = min(bins), max(bins)
+    times = [b * bin_s for b in range(lo, hi + 1)]
+    return times, [bins.get(b, 0) * 8 / bin_s for b in range(lo, hi + 1)]
+
+
+def flow_metrics(exp, info, flow, d):
+    """What the papers report for one flow (receiver-side throughput)."""
+    rcv = _load_json(os.path.join(d, f"{flow['name']}.rcv.json"))
+    snd = _load_json(os.path.join(d, f"{flow['name']}.snd.json"))
+    t0, active = info["t0"], flow["stop"] - flow["start"]
+    m = {"throughput_kbps": 0.0}
+    if rcv:
+        # What arrived while the flow was on: not what drains from the
+        # send buffer after the sender stopped writing.
+        off = rcv["epoch"] - t0
+        got = sum(iv["bytes"] for iv in rcv["intervals"]
+                  if flow["start"] <= off + iv["start"] < flow["stop"])
+        m["throughput_kbps"] = got * 8 / active / 1e3
+    times, rates = _series(rcv, t0)
+    # Whole seconds inside the flow's life only.
+    pairs = [(t, r) for t, r in zip(times, rates)
+             if flow["start"] <= t and t + 1 <= flow["stop"]]
+    if len(pairs) >= 3:
+        ts, rs = zip(*pairs)
+        tail = rs[-max(1, len(rs) // 3):]
+        steady = sum(tail) / len(tail)
+        m["steady_kbps"] = steady / 1e3
+        if steady > 0:
+            ttm = metrics.time_to_capacity(ts, rs, steady, 0.9, 5.0)
+            m["time_to_max_s"] = None if ttm is None \
+                else round(ttm - flow["start"], 1)
+            try:
+                m["cov"] = metrics.cov(rs[len(rs) // 3:])
+            except ValueError:
+                pass
+    base_rtt = info["topology"]["info"].get("rtt", 0)
+    if snd and flow["transport"] == "tcp":
+        ivs = [iv for iv in snd["intervals"] if iv.get("rtt_us")]
+        if ivs:
+            last = ivs[-1]
+            if last.get("segs_out"):
+                m["loss_pct"] = 100 * last["retransmits"] / last["segs_out"]
+            rtts = [iv["rtt_us"] / 1e3 for iv in ivs]
+            m["rtt_ms"] = sum(rtts) / len(rtts)
+            # One-way delay of the data: the RTT less the return path's
+            # propagation (ACKs queue nowhere on these paths).
+            m["delay_ms"] = m["rtt_ms"] - base_rtt * 1e3 / 2
+            if len(rtts) > 1:
+                m["jitter_ms"] = sum(abs(a - b) for a, b in
+                                     zip(rtts, rtts[1:])) / (len(rtts) - 1)
+    if snd and flow["transport"] == "dccp" and rcv:
+        m.update(_tfrc_metrics(exp, flow, snd, rcv, t0))
+    if rcv and flow["transport"] == "udp" and rcv["summary"].get("packets"):
+        s = rcv["summary"]
+        m["loss_pct"] = 100 * s["lost"] / (s["lost"] + s["packets"])
+        m["delay_ms"] = s["mean_one_way_delay"] * 1e3
+    return m
+
+
+def _tfrc_metrics(exp, flow, snd, rcv, t0):
+    """DCP paper: F = T_calculated / T_actual over windows of
+    `dcp_window` seconds; T_calculated from the sender's RTT and loss
+    event rate, T_actual the packets the receiver got."""
+    ivs = [iv for iv in snd["intervals"] if "p" in iv]
+    if not ivs:
+        return {}
+    win = float(exp.get("dcp_window", 6))
+    size = flow.get("len", 1000)
+    soff, roff = snd["epoch"] - t0, rcv["epoch"] - t0
+    fs, out = [], {}
+    k = 0
+    while True:
+        lo = flow["start"] + k * win
+        hi = lo + win
+        if hi > flow["stop"]:
+            break
+        k += 1
+        w = [iv for iv in ivs if lo <= soff + iv["start"] < hi]
+        got = sum(iv["bytes"] for iv in rcv["intervals"]
+                  if lo <= roff + iv["start"] < hi)
+        if not w or not got:
+            continue
+        p = sum(iv["p"] for iv in w) / len(w)
+        rtt = sum(iv["rtt_us"] for iv in w) / len(w) / 1e6
+        if p <= 0 or rtt <= 0:
+            continue
+        fs.append((lo, metrics.dcp_friendliness(rtt, p,
+                                                got / size / win)))
+    out["x_kbps"] = sum(iv["x"] for iv in ivs) / len(ivs) / 1e3
+    out["p"] = sum(iv["p"] for iv in ivs) / len(ivs)
+    if fs:
+        out["dcp_f"] = sum(f for _, f in fs) / len(fs)
+        out["dcp_f_windows"] = fs
+    return out
+
+
+def run_metrics(run, flows, info):
+    m = {}
+    tps = {f["name"]: flows[f["name"]]["throughput_kbps"]
+           for f in run["flows"]}
+    rate = info["topology"]["info"].get("rate")
+    if rate:
+        m["utilisation"] = sum(tps.values()) * 1e3 / rate
+    if len(tps) > 1 and any(tps.values()):
+        m["jain"] = metrics.jain(tps.values())
+    ref = run.get("reference")
+    if ref:
+        tcp = [v for k, v in tps.items()
+               if any(fnmatch.fnmatch(k, g) for g in ref)]
+        other = [v for k, v in tps.items()
+                 if not any(fnmatch.fnmatch(k, g) for g in ref)]
+        if tcp and other:
+            try:
+                m["friendliness"] = metrics.friendliness(other, tcp)
+            except ValueError:
+                pass
+            m["reference_kbps"] = sum(tcp) / len(tcp)
+            m["others_kbps"] = sum(other) / len(other)
+    return m
+
+
+def analyze(out):
+    exp = _load_json(os.path.join(out, "experiment.json"))
+    if not exp:
+        raise SpecError(f"{out}: no experiment.json (run it first)")
+    res = {"runs": {}}
+    for run in exp["runs"]:
+        d = os.path.join(out, run["name"])
+        info = _load_json(os.path.join(d, "run.json"))
+        if not info:
+            res["runs"][run["name"]] = {"missing": True}
+            continue
+        flows = {f["name"]: flow_metrics(exp, info, f, d)
+                 for f in run["flows"]}
+        res["runs"][run["name"]] = {
+            "flows": flows, "run": run_metrics(run, flows, info),
+            "failed": info["failed"], "kernel": info["kernel"]}
+    with open(os.path.join(out, "metrics.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    plots = draw(exp, out)
+    checks = evaluate(exp, res)
+    write_report(exp, res, plots, checks, out)
+    return exp["name"], checks
+
+
+def print_checks(name, checks):
+    """The checks as TAP; True if all passed."""
+    print(f"TAP version 13\n1..{len(checks)}")
+    for i, (ok, text) in enumerate(checks, 1):
+        print(f"{'ok' if ok else 'not ok'} {i} {name}: {text}")
+    return all(ok for ok, _ in checks)
+
+
+def lookup(res, run, flow, metric):
+    r = res["runs"].get(run)
+    if not r or r.get("missing"):
+        return None
+    src = r["flows"].get(flow) if flow else r["run"]
+    return None if src is None else src.get(metric)
+
+
+def evaluate(exp, res):
+    checks = []
+    for c in exp.get("check", []):
+        if c.get("variant", exp["variant"]) != exp["variant"]:
+            continue
+        v = lookup(res, c["run"], c.get("flow"), c["metric"])
+        what = f"{c['run']}{'/' + c['flow'] if c.get('flow') else ''} " \
+               f"{c['metric']}"
+        lo, hi = c.get("min", -math.inf), c.get("max", math.inf)
+        ok = v is not None and lo <= v <= hi
+        bound = f"in [{lo:g}, {hi:g}]".replace("-inf", "").replace(
+            "inf", "")
+        vs = "missing" if v is None else f"{v:.4g}"
+        checks.append((ok, f"{what} = {vs} {bound}"
+                       + (f" ({c['why']})" if c.get("why") else "")))
+    for name, r in res["runs"].items():
+        if r.get("missing") or r.get("failed"):
+            checks.append((False, f"{name}: every flow ran "
+                           f"({'no result' if r.get('missing') else '; '.join(r['failed'])})"))
+    return checks
+
+
+# ------------------------------------------------------------- plots --
+
+def draw(exp, out):
+    """One throughput-over-time figure per run, plus the experiment's own
+    [[plot]] figures.  Returns the files written."""
+    os.environ.setdefault("MPLCONFIGDIR", "/tmp/matplotlib")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib missing (make deps): no plots")
+        return []
+    files = []
+    infos = {r["name"]: _load_json(os.path.join(out, r["name"], "run.json"))
+             for r in exp["runs"]}
+
+    def series(run, flow, kind):
+        info = infos.get(run["name"])
+        if not info:
+            return [], []
+        d = os.path.join(out, run["name"])
+        if kind == "dcp_f":
+            m = flow_metrics(exp, info, flow, d)
+            return ([t for t, _ in m.get("dcp_f_windows", [])],
+                    [f for _, f in m.get("dcp_f_windows", [])])
+        rcv = _load_json(os.path.join(d, f"{flow['name']}.rcv.json"))
+        ts, rs = _series(rcv, info["t0"])
+        return ts, [r / 1e3 for r in rs]
+
+    def figure(fname, title, lines, kind):
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        for label, (ts, ys) in lines:
+            ax.plot(ts, ys, label=label, linewidth=1,
+                    marker="o" if kind == "dcp_f" else None, markersize=3)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel({"dcp_f": "F = T_calc / T_actual"}.get(
+            kind, "throughput at the receiver (kbit/s)"))
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, fname), dpi=100)
+        plt.close(fig)
+        files.append(fname)
+
+    for run in exp["runs"]:
+        figure(f"{run['name']}.png", f"{exp['name']}: {run['name']}",
+               [(f["name"], series(run, f, "throughput"))
+                for f in run["flows"]], "throughput")
+    for p in exp.get("plot", []):
+        lines = []
+        for run in exp["runs"]:
+            globs = p["runs"] if isinstance(p["runs"], list) \
+                else [p["runs"]]
+            if not any(fnmatch.fnmatch(run["name"], g) for g in globs):
+                continue
+            for f in run["flows"]:
+                if fnmatch.fnmatch(f["name"], p.get("flows", "*")):
+                    label = p.get("label", "{run}/{flow}").format(
+                        run=run["name"], flow=f["name"])
+                    lines.append((label, series(run, f,
+                                                p.get("kind", "throughput"))))
+        if lines:
+            figure(p["file"], p["title"], lines, p.get("kind", "throughput"))
+    return files
+
+
+# ------------------------------------------------------------ report --
+
+def _fmt(v):
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        if v == 0:
+            return "0"
+        return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+    return str(v)
+
+
+METRIC_NAMES = {
+    "throughput_kbps": "throughput (kbit/s)",
+    "steady_kbps": "last third (kbit/s)",
+    "time_to_max_s": "time to 90 % of steady (s)",
+    "cov": "CoV of 1 s throughput",
+    "loss_pct": "loss / retransmitted (%)",
+    "rtt_ms": "RTT (ms)",
+    "delay_ms": "one-way delay (ms)",
+    "jitter_ms": "jitter (ms)",
+    "x_kbps": "TFRC X (kbit/s)",
+    "p": "TFRC p",
+    "dcp_f": "F = T_calc/T_actual",
+    "utilisation": "utilisation",
+    "jain": "Jain",
+    "friendliness": "F",
+}
+
+
+def write_report(exp, res, plots, checks, out):
+    kernels = sorted({r.get("kernel") for r in res["runs"].values()
+                      if r.get("kernel")})
+    L = [f"# {exp.get('title', exp['name'])}", ""]
+    if exp.get("about"):
+        L += [exp["about"].strip(), ""]
+    L += [f"Variant: {exp['variant']}; kernel {', '.join(kernels)}; "
+          f"produced by `make experiment NAME={exp['name']}"
+          f"{' SHORT=1' if exp['variant'] == 'short' else ''}`.", ""]
+    for t in exp.get("table", []):
+        rows = [row for row in t["rows"] if row["run"] in res["runs"]]
+        if not rows:
+            continue
+        cols = t["metrics"]
+        L += [f"## {t['title']}", "",
+              "Each cell: ours / paper.", "",
+              "| | " + " | ".join(METRIC_NAMES.get(c, c) for c in cols)
+              + " |", "|---" * (len(cols) + 1) + "|"]
+        for row in rows:
+            paper = row.get("paper", [None] * len(cols))
+            cells = []
+            for c, pv in zip(cols, paper):
+                ours = lookup(res, row["run"], row.get("flow"), c)
+                cells.append(f"{_fmt(ours)} / {_fmt(pv)}")
+            L.append(f"| {row['label']} | " + " | ".join(cells) + " |")
+        if t.get("note"):
+            L += ["", t["note"].strip()]
+        L.append("")
+    L += ["## Every run", ""]
+    fkeys = [k for k in METRIC_NAMES if any(
+        k in fm for r in res["runs"].values() if not r.get("missing")
+        for fm in r["flows"].values())]
+    L += ["| run | flow | " + " | ".join(METRIC_NAMES[k] for k in fkeys)
+          + " |", "|---" * (len(fkeys) + 2) + "|"]
+    for name, r in res["runs"].items():
+        if r.get("missing"):
+            L.append(f"| {name} | (no result) |")
+            continue
+        for fname, fm in r["flows"].items():
+            L.append(f"| {name} | {fname} | "
+                     + " | ".join(_fmt(fm.get(k)) for k in fkeys) + " |")
+        if r["run"]:
+            L.append(f"| {name} | (run) | " + ", ".join(
+                f"{METRIC_NAMES.get(k, k)} {_fmt(v)}"
+                for k, v in r["run"].items()) + " |" + " |" * (len(fkeys) - 1))
+    L.append("")
+    if plots:
+        L += ["## Figures", ""] + [f"![{p}]({p})" for p in plots] + [""]
+    if checks:
+        L += ["## Checks", ""] + [f"- {'ok' if ok else 'FAILED'}: {t}"
+                                  for ok, t in checks] + [""]
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write("\n".join(L))
+
+
+# ----------------------------------------------------------- command --
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run an experiment (in the guest)")
+    r.add_argument("name")
+    r.add_argument("--short", action="store_true",
+                   help="the short variant, as make check runs it")
+    r.add_argument("--out", help="results directory "
+                   "(default results/<name>[-short])")
+    r.add_argument("--only", help="only the runs matching this glob")
+    a = sub.add_parser("analyze", help="metrics, plots and report")
+    a.add_argument("dir")
+    ls = sub.add_parser("list", help="the experiments")
+    ls.add_argument("--name", help="only this one (an error if unknown)")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "list":
+            paths = sorted(glob.glob(os.path.join(EXPERIMENTS, "*.toml")))
+            if args.name:
+                paths = [p for p in paths if os.path.basename(p) ==
+                         f"{args.name}.toml"]
+                if not paths:
+                    raise SpecError(f"no experiment {args.name!r} in "
+                                    f"{EXPERIMENTS}")
+            for p in paths:
+                e = load(p)
+                n = e["name"]
+                total = sum(r["duration"] for r in e["runs"])
+                print(f"{n}: {e.get('title', '')} ({len(e['runs'])} runs, "
+                      f"{total:.0f} s of flows)")
+            return 0
+        if args.cmd == "analyze":
+            return 0 if print_checks(*analyze(args.dir)) else 1
+        exp = load(args.name, args.short)
+        if args.only:
+            exp["runs"] = [x for x in exp["runs"]
+                           if fnmatch.fnmatch(x["name"], args.only)]
+            if not exp["runs"]:
+                raise SpecError(f"no run matches {args.only}")
+        out = args.out or os.path.join(
+            REPO, "results", exp["name"] + ("-short" if args.short else ""))
+        ran = run_all(exp, out)
+        ok = print_checks(*analyze(out))
+        log(f"results in {out}/README.md")
+        return 0 if ran and ok else 1
+    except (SpecError, RuntimeError, subprocess.CalledProcessError) as e:
+        print(f"experiment: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
