@@ -12,7 +12,8 @@
 #   make checkpatch          checkpatch --strict over the module sources
 #   make demo                the headline demo, in the VM
 #   make experiment NAME=x   one experiment (scripts/experiments/x.toml) in
-#                            the VM; SHORT=1 for its short variant
+#                            the VM; SHORT=1 for its short variant, ONLY=glob
+#                            to redo some of its runs
 #   make experiments         all of them
 #   make install             install the modules into the running system
 #                            (with KDIR=/lib/modules/$(uname -r)/build)
@@ -82,7 +83,7 @@ selftests: ksft tools
 	@$(MAKE) -s -C $(TOP)/selftests all KHDR_INCLUDES="-isystem $(TOP)/include/uapi"
 
 unit:
-	@$(TOP)/scripts/unit-tests.sh
+	@$(PYTHON) $(TOP)/scripts/tests/run.py
 
 checkpatch: ksft
 	@$(TOP)/scripts/checkpatch.sh
@@ -104,7 +105,8 @@ experiment: modules selftests
 	@$(PYTHON) $(TOP)/scripts/experiment.py list --name $(NAME)
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
 		--timeout 14400 -- "$(PYTHON) $(TOP)/scripts/experiment.py run \
-		$(NAME) $(if $(SHORT),--short) --out $(EXP_OUT)"
+		$(NAME) $(if $(SHORT),--short) $(if $(ONLY),--only '$(ONLY)') \
+		--out $(EXP_OUT)"
 	@echo "results: $(EXP_OUT)/README.md"
 
 experiments:

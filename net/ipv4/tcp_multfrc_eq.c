@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The MulTFRC throughput equation in integer arithmetic.
+ *
+ * D. Damjanovic and M. Welzl, "MulTFRC: Providing Weighted Fairness for
+ * Multimedia Applications (and others too!)", ACM SIGCOMM CCR 39(3), 2009,
+ * and draft-irtf-iccrg-multfrc-01, extend the TCP throughput equation that
+ * TFRC uses (RFC 5348) to n parallel TCP flows that share one loss event
+ * rate p: n flows of which the j packets lost in one loss event each hit a
+ * different flow, b packets per ACK, round-trip time R, timeout t_RTO and
+ * segment size s send
+ *
+ *   af = n (1 - (1 - 1/n)^j)  if n < 12, else j;  then 1 <= af <= ceil(n)
+ *   a  = p b af (24 n^2 + p b af (n - 2 af)^2)
+ *   x  = (af p b (2 af - n) + sqrt(a)) / (6 n^2 p)
+ *   z  = t_RTO (1 + 32 p^2) / (1 - p)
+ *   q  = min(2 j b z / (R (1 + 3 n / j) x^2),  n z / (x R),  n)
+ *   X  = ((1 - q/n) / (p x R) + q / (z (1 - p))) s        bytes/s
+ *
+ * af is the expected number of the n flows that one loss event affects if
+ * each lost packet belongs to any flow with the same probability (the
+ * paper's refinement of "one flow per lost packet"; a fraction of a flow
+ * counts as a whole one, hence ceil(n)), x the number of rounds between
+ * loss events and q the number of flows in a timeout.  For n = 1, af = 1
+ * and the first term is TFRC's 1 / (R sqrt(2 b p / 3)).  At high p and
+ * small n, q reaches n and the rate is n / (t_RTO (1 + 32 p^2)) packets
+ * per second: that is the equation, not an overflow.
+ *
+ * Over the range the module accepts (n from 0.1 to 100, p from below 1e-5
+ * to almost 1, RTTs from microseconds to seconds) these quantities span
+ * more orders of magnitude than one fixed-point scale holds in 64 bits
+ * without overflow or a loss of precision.  So the computation uses a small
+ * binary floating point of its own, a 32-bit mantissa and an exponent, with
+ * multiply, divide, add, subtract and square root built from 64-bit integer
+ * operations: about nine significant digits per step, no overflow, and no
+ * division by zero, since every divisor is a product of positive inputs.
+ * It runs once per loss event or RTT, not per packet.
+ */
+
+#ifdef __KERNEL__
+#include <linux/bitops.h>
+#include <linux/limits.h>
+#include <linux/math.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
+#include <linux/time64.h>
+#endif
+#include "tcp_multfrc_eq.h"
+
+/* value = m * 2^e, with m == 0 or 2^31 <= m < 2^32 */
+struct mfx {
+	u64 m;
+	int e;
+};
+
+/* Far below anything the equation can produce: flush to zero. */
+#define MFX_E_MIN	(-4000)
+
+static struct mfx mfx(u64 m, int e)
+{
+	struct mfx r = { 0, 0 };
+	int sh;
+
+	if (!m)
+		return r;
+	sh = fls64(m) - 32;
+	r.m = sh > 0 ? m >> sh : m << -sh;
+	r.e = e + sh;
+	if (r.e < MFX_E_MIN) {
+		r.m = 0;
+		r.e = 0;
+	}
+	return r;
+}
+
+static struct mfx mfx_mul(struct mfx a, struct mfx b)
+{
+	return mfx(a.m * b.m, a.e + b.e);
+}
+
+/* b must not be zero: callers divide by products of positive inputs. */
+static struct mfx mfx_div(struct mfx a, struct mfx b)
+{
+	return mfx(div64_u64(a.m << 32, b.m), a.e - b.e - 32);
+}
+
+static struct mfx mfx_ratio(u64 num, u64 den)
+{
+	return mfx_div(mfx(num, 0), mfx(den, 0));
+}
+
+static int mfx_cmp(struct mfx a, struct mfx b)
+{
+	if (!a.m || !b.m)
+		return (a.m != 0) - (b.m != 0);
+	if (a.e != b.e)
+		return a.e > b.e ? 1 : -1;
+	return (a.m > b.m) - (a.m < b.m);
+}
+
+/* Align two values on 62-bit mantissas with the larger exponent. */
+static void mfx_align(struct mfx *a, struct mfx *b, u64 *ma, u64 *mb, int *e)
+{
+	int d;
+
+	*e = max(a->e, b->e) - 30;
+	d = a->e - *e;
+	*ma = a->m ? a->m << d : 0;
+	d = *e - b->e;
+	*mb = !b->m || d >= 64 ? 0 : d >= 0 ? b->m >> d : b->m << -d;
+}
+
+static struct mfx mfx_add(struct mfx a, struct mfx b)
+{
+	u64 ma, mb;
+	int e;
+
+	if (!a.m)
+		return b;
+	if (!b.m)
+		return a;
+	if (a.e < b.e)
+		swap(a, b);
+	mfx_align(&a, &b, &ma, &mb, &e);
+	return mfx(ma + mb, e);
+}
+
+/* a - b, or zero if b >= a */
+static struct mfx mfx_sub(struct mfx a, struct mfx b)
+{
+	u64 ma, mb;
+	int e;
+
+	if (mfx_cmp(a, b) <= 0)
+		return mfx(0, 0);
+	if (!b.m)
+		return a;
+	mfx_align(&a, &b, &ma, &mb, &e);
+	return mfx(ma - mb, e);
+}
+
+static struct mfx mfx_abs_diff(struct mfx a, struct mfx b)
+{
+	return mfx_cmp(a, b) >= 0 ? mfx_sub(a, b) : mfx_sub(b, a);
+}
+
+static struct mfx mfx_min(struct mfx a, struct mfx b)
+{
+	return mfx_cmp(a, b) <= 0 ? a : b;
+}
+
+static struct mfx mfx_max(struct mfx a, struct mfx b)
+{
+	return mfx_cmp(a, b) >= 0 ? a : b;
+}
+
+static struct mfx mfx_sqrt(struct mfx a)
+{
+	u64 m;
+	int e;
+
+	if (!a.m)
+		return a;
+	/* 62 or 63 significant bits in, 31 or 32 out; an even exponent. */
+	m = a.m << 30;
+	e = a.e - 30;
+	if (e & 1) {
+		m <<= 1;
+		e--;
+	}
+	return mfx(int_sqrt64(m), e / 2);
+}
+
+static u64 mfx_to_u64(struct mfx a)
+{
+	if (!a.m || a.e <= -64)
+		return 0;
+	if (a.e >= 32)
+		return U64_MAX;
+	if (a.e >= 0)
+		return a.m << a.e;
+	return (a.m + (1ULL << (-a.e - 1))) >> -a.e;	/* to nearest */
+}
+
+/* base^(j/1000) for 0 <= base < 1: the integer part by squaring, the
+ * fraction, in steps of 2^-16, from the square-root chain base^(2^-k).
+ */
+static struct mfx mfx_pow_milli(struct mfx base, u32 j_milli)
+{
+	u32 whole = j_milli / 1000, frac;
+	struct mfx r = mfx(1, 0), b = base;
+	int k;
+
+	for (; whole && r.m; whole >>= 1) {
+		if (whole & 1)
+			r = mfx_mul(r, b);
+		b = mfx_mul(b, b);
+	}
+	frac = ((j_milli % 1000) << 16) / 1000;
+	for (b = base, k = 15; k >= 0 && frac && r.m; k--) {
+		b = mfx_sqrt(b);
+		if (frac & (1U << k))
+			r = mfx_mul(r, b);
+	}
+	return r;
+}
+
+/**
+ * multfrc_eq_rate - the MulTFRC equation
+ * @in: n, p, j, RTT, RTO, segment size and b (see struct multfrc_eq_in)
+ *
+ * Return: the rate of n TCP flows in bytes per second (saturating at
+ * U64_MAX), or 0 if an input is outside its range.
+ */
+u64 multfrc_eq_rate(const struct multfrc_eq_in *in)
+{
+	struct mfx n, p, j, b, r, rto, af, two_af, pbaf, a, x, z, q, one, t;
+	struct mfx one_p;
+	u32 n_ceil;
+
+	if (in->n_milli < MULTFRC_N_MIN || in->n_milli > MULTFRC_N_MAX ||
+	    !in->p || in->j_milli < 1000 || !in->rtt_us || !in->rto_us ||
+	    !in->mss || !in->b)
+		return 0;
+
+	one = mfx(1, 0);
+	n = mfx_ratio(in->n_milli, 1000);
+	p = mfx(in->p, -32);
+	one_p = mfx(MULTFRC_P_ONE - in->p, -32);
+	j = mfx_ratio(in->j_milli, 1000);
+	b = mfx(in->b, 0);
+	r = mfx_ratio(in->rtt_us, USEC_PER_SEC);
+	rto = mfx_ratio(in->rto_us, USEC_PER_SEC);
+
+	/* af: flows hit per loss event (n <= 1: exactly one) */
+	n_ceil = DIV_ROUND_UP(in->n_milli, 1000);
+	af = one;
+	if (n_ceil > 1) {
+		if (in->n_milli < 12000) {
+			t = mfx_ratio(in->n_milli - 1000, in->n_milli);
+			t = mfx_pow_milli(t, in->j_milli);
+			af = mfx_mul(n, mfx_sub(one, t));
+		} else {
+			af = j;
+		}
+		af = mfx_max(mfx_min(af, mfx(n_ceil, 0)), one);
+	}
+	two_af = mfx_mul(af, mfx(2, 0));
+
+	/* x = (af p b (2 af - n) + sqrt(a)) / (6 n^2 p), where
+	 * a = p b af (24 n^2 + p b af (n - 2 af)^2) > (p b af (n - 2 af))^2,
+	 * so that the numerator is positive when 2 af < n too.
+	 */
+	pbaf = mfx_mul(mfx_mul(p, b), af);
+	t = mfx_abs_diff(n, two_af);
+	a = mfx_mul(pbaf, mfx_mul(t, t));
+	a = mfx_add(mfx_mul(mfx(24, 0), mfx_mul(n, n)), a);
+	a = mfx_sqrt(mfx_mul(pbaf, a));
+	t = mfx_mul(pbaf, t);
+	x = mfx_cmp(two_af, n) >= 0 ? mfx_add(a, t) : mfx_sub(a, t);
+	x = mfx_div(x, mfx_mul(mfx(6, 0), mfx_mul(mfx_mul(n, n), p)));
+	if (!x.m)
+		return 0;
+
+	/* z = t_RTO (1 + 32 p^2) / (1 - p) */
+	t = mfx_add(one, mfx_mul(mfx(32, 0), mfx_mul(p, p)));
+	z = mfx_div(mfx_mul(rto, t), one_p);
+
+	/* q = min(2 j b z / (R (1 + 3 n / j) x^2), n z / (x R), n) */
+	t = mfx_add(one, mfx_div(mfx_mul(mfx(3, 0), n), j));
+	t = mfx_mul(mfx_mul(r, t), mfx_mul(x, x));
+	q = mfx_div(mfx_mul(mfx_mul(mfx(2, 0), j), mfx_mul(b, z)), t);
+	q = mfx_min(q, mfx_div(mfx_mul(n, z), mfx_mul(x, r)));
+	q = mfx_min(q, n);
+
+	/* X = ((1 - q/n) / (p x R) + q / (z (1 - p))) s */
+	a = mfx_div(mfx_sub(one, mfx_div(q, n)), mfx_mul(mfx_mul(p, x), r));
+	a = mfx_add(a, mfx_div(q, mfx_mul(z, one_p)));
+	return mfx_to_u64(mfx_mul(a, mfx(in->mss, 0)));
+}
