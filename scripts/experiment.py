@@ -30,11 +30,10 @@ turns, because module parameters are global.
 import argparse
 import fnmatch
 import glob
-import itertools
 import json
 import math
 import os
-import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -227,7 +226,8 @@ def _client_args(flow, exp, host):
 def run_one(exp, run, out, status):
     """Build the run's topology, run its flows, keep their reports."""
     d = os.path.join(out, run["name"])
-    os.makedirs(d, exist_ok=True)
+    shutil.rmtree(d, ignore_errors=True)      # no stale report survives
+    os.makedirs(d)
     topo_kw = dict(run["topology"])
     shape = topo_kw.pop("shape", "dumbbell")
     if shape == "dumbbell":
@@ -275,12 +275,22 @@ def run_one(exp, run, out, status):
                 rc = "timeout"
             if rc != 0:
                 failed.append(f"{f['name']} sender exit {rc}")
+        # A TCP receiver ends when the sender's last bytes arrive, which
+        # may take a while on a slow path; what arrives after the flow's
+        # stop does not count, so stop it (it still writes its report).
         for f, s in zip(run["flows"], procs):
             try:
-                s.wait(timeout=15)
+                s.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                s.kill()
-                failed.append(f"{f['name']} receiver did not finish")
+                s.terminate()
+                try:
+                    s.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    s.kill()
+            rep = os.path.join(d, f"{f['name']}.rcv.json")
+            if not os.path.exists(rep):
+                failed.append(f"{f['name']} receiver wrote no report "
+                              f"(exit {s.returncode})")
         qdisc = subprocess.run(
             ["ip", "netns", "exec", topo.ns("r1"), "tc", "-s", "qdisc"],
             capture_output=True, text=True).stdout
@@ -316,13 +326,19 @@ def _batches(exp):
     return batches
 
 
-def run_all(exp, out):
+def run_all(exp, out, only=None):
+    """Run the experiment's runs (those matching the glob only, if given,
+    keeping the other runs' results) into out."""
     if not os.access(FLOWGEN, os.X_OK):
         raise SpecError(f"{FLOWGEN} not built (make tools)")
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "experiment.json"), "w") as f:
         json.dump(exp, f, indent=1)
-    batches = list(_batches(exp))
+    todo = dict(exp, runs=[r for r in exp["runs"]
+                           if not only or fnmatch.fnmatch(r["name"], only)])
+    if not todo["runs"]:
+        raise SpecError(f"no run matches {only}")
+    batches = list(_batches(todo))
     saved, status, ok = {}, {}, True
     start = time.time()
     for mod in exp.get("modprobe", []):
@@ -352,7 +368,7 @@ def run_all(exp, out):
             ok &= all(results.get(r["name"]) for r in batch)
     finally:
         _restore_modules(saved)
-    log(f"{len(exp['runs'])} runs in {time.time() - start:.0f} s")
+    log(f"{len(todo['runs'])} runs in {time.time() - start:.0f} s")
     return ok
 
 
@@ -731,7 +747,8 @@ def main(argv=None):
                    help="the short variant, as make check runs it")
     r.add_argument("--out", help="results directory "
                    "(default results/<name>[-short])")
-    r.add_argument("--only", help="only the runs matching this glob")
+    r.add_argument("--only", help="only the runs matching this glob; "
+                   "the others' results in --out stay and are analyzed")
     a = sub.add_parser("analyze", help="metrics, plots and report")
     a.add_argument("dir")
     ls = sub.add_parser("list", help="the experiments")
@@ -756,14 +773,9 @@ def main(argv=None):
         if args.cmd == "analyze":
             return 0 if print_checks(*analyze(args.dir)) else 1
         exp = load(args.name, args.short)
-        if args.only:
-            exp["runs"] = [x for x in exp["runs"]
-                           if fnmatch.fnmatch(x["name"], args.only)]
-            if not exp["runs"]:
-                raise SpecError(f"no run matches {args.only}")
         out = args.out or os.path.join(
             REPO, "results", exp["name"] + ("-short" if args.short else ""))
-        ran = run_all(exp, out)
+        ran = run_all(exp, out, args.only)
         ok = print_checks(*analyze(out))
         log(f"results in {out}/README.md")
         return 0 if ran and ok else 1

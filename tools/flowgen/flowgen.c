@@ -64,6 +64,7 @@
  * write, is fresh in every interval even on slow links.
  */
 #define TCP_WRITE	(16 * 1024)
+#define NOTSENT_LOWAT	(128 * 1024)
 #define UDP_MAGIC	0x666c6f77u	/* "flow" */
 #define UDP_END		1u
 #define UDP_IDLE_NS	(2 * NSEC_PER_SEC)
@@ -507,10 +508,14 @@ static void serve_stream(const struct opts *o, int lfd)
 
 	if (!buf)
 		die("out of memory");
-	fd = accept(lfd, NULL, NULL);
+	do {
+		fd = accept(lfd, NULL, NULL);
+	} while (fd < 0 && errno == EINTR && !stop);
+	if (fd < 0 && stop)
+		goto out;
 	if (fd < 0)
 		die("accept: %s", strerror(errno));
-	for (;;) {
+	while (!stop) {
 		ssize_t n = read(fd, buf, BUF_SIZE);
 		uint64_t t = now_ns();
 
@@ -526,6 +531,7 @@ static void serve_stream(const struct opts *o, int lfd)
 		interval_at(start, t, o->interval)->bytes += n;
 	}
 	close(fd);
+out:
 	free(buf);
 	report(o, "receiver", start ? (last - start) / 1e9 : 0,
 	       start ? epoch_of(start) : 0, NULL);
@@ -539,14 +545,20 @@ static void serve_udp(const struct opts *o, int fd)
 
 	if (!buf)
 		die("out of memory");
-	for (;;) {
+	while (!stop) {
 		struct udp_hdr h;
 		struct interval *iv;
 		uint64_t t, seq;
 		ssize_t n;
 
-		if (start && poll(&pfd, 1, UDP_IDLE_NS / 1000000) == 0)
-			break;		/* the sender went quiet */
+		if (start) {
+			int r = poll(&pfd, 1, UDP_IDLE_NS / 1000000);
+
+			if (r < 0 && errno == EINTR)
+				continue;	/* the loop sees a stop */
+			if (r == 0)
+				break;		/* the sender went quiet */
+		}
 		n = recv(fd, buf, BUF_SIZE, 0);
 		t = now_ns();
 		if (n < 0 && errno == EINTR)
@@ -614,7 +626,8 @@ static int connect_client(const struct opts *o)
 	return fd;
 }
 
-static void on_alarm(int sig)
+/* SIGALRM ends a sender's flow; SIGTERM or SIGINT a receiver's. */
+static void on_stop(int sig)
 {
 	(void)sig;
 	stop = 1;
@@ -629,7 +642,8 @@ static void send_flow(const struct opts *o)
 	char cc[TCP_CA_NAME_MAX] = "";
 	socklen_t cclen = sizeof(cc);
 	bool greedy_tcp = o->proto == P_TCP && !o->rate;
-	struct sigaction sa = { .sa_handler = on_alarm };
+	int lowat = NOTSENT_LOWAT;
+	struct sigaction sa = { .sa_handler = on_stop };
 	int poll_ms = (int)(o->interval * 1000 / 2);
 	int fd, i;
 
@@ -642,6 +656,12 @@ static void send_flow(const struct opts *o)
 	fd = connect_client(o);
 	if (o->proto == P_TCP)
 		getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &cclen);
+	/* Keep little unsent data in the socket, so that what the sender
+	 * wrote is close to what it sent and the flow ends soon after -t.
+	 */
+	if (greedy_tcp)
+		setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
+			   sizeof(lowat));
 
 	/* A blocked write must not outlast the flow. */
 	sigaction(SIGALRM, &sa, NULL);
@@ -733,7 +753,14 @@ int main(int argc, char **argv)
 	if (!ivs)
 		die("out of memory");
 	if (o.server) {
+		/* Stopped from outside, a receiver still reports what it got:
+		 * no SA_RESTART, so a blocked read returns.
+		 */
+		struct sigaction sa = { .sa_handler = on_stop };
 		int fd = open_server(&o);
+
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
 
 		if (o.proto == P_UDP)
 			serve_udp(&o, fd);
