@@ -120,6 +120,7 @@ wait_listen() {
 	case "${3:-tcp}" in
 	udp)	flag=-lun ;;
 	dccp)	flag=-ln\ --dccp ;;
+	sctp)	flag=-ln\ --sctp ;;
 	esac
 	for i in $(seq 100); do
 		nsx "$1" ss -H ${flag} "sport = :$2" | grep -q . && return 0
@@ -167,6 +168,7 @@ flowgen_flow() {
 	[[ " $* " == *" -6 "* ]] && ip=IP6_$rcv
 	[[ " $* " == *" -P udp "* ]] && proto=udp
 	[[ " $* " == *" -P dccp "* ]] && proto=dccp
+	[[ " $* " == *" -P sctp "* ]] && proto=sctp
 	nsx "$rcv" "$FLOWGEN" -s -P $proto -p $port -o "$out" &
 	local srv=$!
 	wait_listen "$rcv" $port $proto || return 1

@@ -46,6 +46,19 @@ class BadArguments(unittest.TestCase):
         (["-c", "127.0.0.1", "-M", "40"], "outside"),
         (["-c", "127.0.0.1", "-P", "dccp", "-M", "500"], "TCP only"),
         (["-s", "-M", "500"], "client options"),
+        (["-c", "127.0.0.1", "-T", "100"], "SCTP only"),
+        (["-c", "127.0.0.1", "-P", "sctp", "-T", "0"], "outside"),
+        (["-c", "127.0.0.1", "-O", "1"], "needs 2 comma-separated"),
+        (["-c", "127.0.0.1", "-O", "1,2,3"], "more than 2"),
+        (["-c", "127.0.0.1", "-O", "1,x"], "not a number"),
+        (["-c", "127.0.0.1", "-D", "10,1,1"], "outside"),
+        (["-c", "127.0.0.1", "-D", "1000,1"], "needs 3"),
+        (["-c", "127.0.0.1", "-P", "dccp", "-D", "1000,1,1"],
+         "not supported"),
+        (["-c", "127.0.0.1", "-D", "1000,1,1", "-r", "1M"], "drop -r"),
+        (["-c", "127.0.0.1", "-P", "udp", "-D", "1000,1,1", "-l", "40"],
+         "header"),
+        (["-s", "-D", "1000,1,1"], "client options"),
     ]
 
     def test_each_is_refused_with_a_message(self):
@@ -113,6 +126,37 @@ class Loopback(unittest.TestCase):
                                 rcv["summary"]["bytes"])
         sampled = [i for i in snd["intervals"] if i["rtt_us"]]
         self.assertEqual(len(sampled), len(snd["intervals"]))
+
+    def test_sections_over_tcp_and_udp(self):
+        # 10 sections a second, 0.5 s to live: on loopback every one
+        # arrives whole and in time, and the receiver counts each.
+        for args in (["-D", "10000,0.1,0.5"],
+                     ["-P", "udp", "-D", "5000,0.1,0.5", "-l", "1000"]):
+            with self.subTest(args=args):
+                rcv, snd = self.flow("-t", "1", "-i", "0.5", *args)
+                offered = snd["summary"]["sections_offered"]
+                self.assertEqual(offered, 10)
+                r = rcv["summary"]
+                self.assertEqual(r["sections"], offered)
+                self.assertEqual(r["sections_on_time"], offered)
+                self.assertEqual(r["sections_missing"], 0)
+                self.assertEqual(r["on_time_bytes"],
+                                 snd["summary"]["bytes_offered"])
+                self.assertEqual(sum(i["on_time_bytes"]
+                                     for i in rcv["intervals"]),
+                                 r["on_time_bytes"])
+
+    def test_on_off(self):
+        # On 0.2 s, off 0.3 s: the sender writes nothing in off periods.
+        rcv, snd = self.flow("-t", "2", "-i", "0.1", "-O", "0.2,0.3")
+        quiet = [i["bytes"] for i in snd["intervals"]
+                 if 0.25 <= round(i["start"], 3) % 0.5 < 0.45]
+        busy = [i["bytes"] for i in snd["intervals"]
+                if round(i["start"], 3) % 0.5 < 0.15]
+        self.assertTrue(quiet and busy)
+        self.assertEqual(sum(quiet), 0)
+        self.assertTrue(all(busy))
+        self.assertEqual(rcv["summary"]["bytes"], snd["summary"]["bytes"])
 
     def test_udp_cbr_rate_and_no_loss(self):
         # 4 Mbit/s of 1000-byte datagrams for 1 s: 500 datagrams (a few

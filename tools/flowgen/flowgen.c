@@ -2,9 +2,10 @@
 /*
  * flowgen: one flow of test traffic, measured where it counts.
  *
- *   flowgen -s [-P tcp|udp|dccp] [-p PORT] [-4|-6] [-i SECS] [-o FILE]
- *   flowgen -c HOST [-P tcp|udp|dccp] [-p PORT] [-t SECS] [-i SECS]
- *           [-o FILE] [-C CONGESTION] [-M MSS] [-K CCID] [-r RATE -l BYTES]
+ *   flowgen -s [-P tcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-i SECS] [-o FILE]
+ *   flowgen -c HOST [-P tcp|udp|dccp|sctp] [-p PORT] [-t SECS] [-i SECS]
+ *           [-o FILE] [-C CONGESTION] [-M MSS] [-K CCID] [-T LIFETIME_MS]
+ *           [-r RATE -l BYTES] [-O ON,OFF] [-D SIZE,PERIOD,DEADLINE]
  *           [-w SECS]
  *
  * The server receives one flow and reports, per interval, the bytes its
@@ -24,6 +25,17 @@
  * For CCID 3 the sender also reports what TFRC computes: the allowed rate
  * X, the receive rate X_recv, the loss event rate p and the RTT.
  *
+ * SCTP (-P sctp) is one-to-one style; -T gives every message a PR-SCTP
+ * lifetime (timed reliability), and the sender reports how many messages
+ * SCTP abandoned, unsent or sent.
+ *
+ * Traffic patterns: greedy (default), constant bit rate (-r, -l), on/off
+ * (-O: send for ON seconds, pause OFF, in either mode), and sections with
+ * deadlines (-D, see sections.h), which the receiver recognises and
+ * reports on: bytes and sections delivered before their deadline, and
+ * sections missing.  Over SCTP each section is one message whose lifetime
+ * ends at its deadline.
+ *
  * UDP datagrams carry a sequence number and the send time, so the receiver
  * counts losses and one-way delay (exact between network namespaces, which
  * share CLOCK_MONOTONIC).  A UDP flow ends with END datagrams, or when the
@@ -41,6 +53,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <linux/dccp.h>
+#include <linux/sctp.h>
 #include <linux/tcp.h>
 #include <poll.h>
 #include <signal.h>
@@ -53,6 +66,8 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "sections.h"
 
 #ifndef TCP_CA_NAME_MAX
 #define TCP_CA_NAME_MAX	16
@@ -73,9 +88,9 @@
 #define DCCP_SERVICE	0x464c4f57u	/* "FLOW" */
 #define DCCP_SOCKOPT_CCID_TX_INFO_	192
 
-enum proto { P_TCP, P_UDP, P_DCCP };
+enum proto { P_TCP, P_UDP, P_DCCP, P_SCTP };
 
-static const char *const proto_name[] = { "tcp", "udp", "dccp" };
+static const char *const proto_name[] = { "tcp", "udp", "dccp", "sctp" };
 
 /* What CCID 3 reports (include/linux/tfrc.h, not part of the UAPI). */
 struct tfrc_tx_info {
@@ -102,6 +117,10 @@ struct opts {
 	int ccid;		/* DCCP: 2 or 3 */
 	double rate;		/* bit/s, 0 = greedy */
 	long len;		/* bytes per write or datagram */
+	long ttl_ms;		/* SCTP: PR-SCTP message lifetime */
+	double on, off;		/* on/off pattern, seconds; 0 = always on */
+	long sec_size;		/* sections: bytes, 0 = no sections */
+	double sec_period, sec_deadline;	/* seconds */
 	const char *out;
 };
 
@@ -125,7 +144,15 @@ struct interval {
 	/* receiver, UDP */
 	uint64_t pkts, lost;
 	double owd_sum;		/* seconds */
+	/* receiver, sections */
+	uint64_t on_time_bytes;
+	/* sender, SCTP: messages abandoned so far */
+	bool prsctp;
+	uint64_t abandoned_unsent, abandoned_sent;
 };
+
+static struct sec_rx sec_rx;
+static uint64_t sec_offered, sec_offered_bytes;
 
 static struct interval *ivs;
 static int n_ivs;
@@ -134,10 +161,11 @@ static volatile sig_atomic_t stop;
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: flowgen -s [-P tcp|udp|dccp] [-p PORT] [-4|-6] [-i SECS] [-o FILE]\n"
-		"       flowgen -c HOST [-P tcp|udp|dccp] [-p PORT] [-4|-6] [-t SECS] [-i SECS]\n"
-		"               [-C CONGESTION] [-M MSS] [-K 2|3] [-r RATE_BIT_S] [-l BYTES]\n"
-		"               [-w START_DELAY] [-o FILE]\n");
+		"usage: flowgen -s [-P tcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-i SECS] [-o FILE]\n"
+		"       flowgen -c HOST [-P tcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-t SECS]\n"
+		"               [-i SECS] [-C CONGESTION] [-M MSS] [-K 2|3] [-T LIFETIME_MS]\n"
+		"               [-r RATE_BIT_S] [-l BYTES] [-O ON,OFF]\n"
+		"               [-D SIZE,PERIOD,DEADLINE] [-w START_DELAY] [-o FILE]\n");
 }
 
 static void __attribute__((format(printf, 1, 0))) vmsg(const char *fmt,
@@ -202,8 +230,34 @@ static double parse_num(const char *s, const char *what, double lo, double hi)
 	return v;
 }
 
+/* "A,B[,C]": exactly n numbers, each within its bounds. */
+static void parse_tuple(const char *s, const char *what, int n, double *v,
+			const double *lo, const double *hi)
+{
+	char buf[128], *tok, *save = NULL;
+	int i = 0;
+
+	if (strlen(s) >= sizeof(buf))
+		bad_arg("%s: '%s' is too long", what, s);
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (i == n)
+			bad_arg("%s: '%s' has more than %d values", what, s, n);
+		v[i] = parse_num(tok, what, lo[i], hi[i]);
+		i++;
+	}
+	if (i != n)
+		bad_arg("%s: '%s' needs %d comma-separated values", what, s, n);
+}
+
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
+	static const double on_lo[] = { 0.001, 0.001 };
+	static const double on_hi[] = { 3600, 3600 };
+	static const double sec_lo[] = { sizeof(struct sec_hdr), 0.001, 0.001 };
+	static const double sec_hi[] = { 16e6, 3600, 3600 };
+	double v[3];
 	bool have_len = false;
 	unsigned int i;
 	int c;
@@ -216,7 +270,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->interval = 1;
 	o->len = 1448;
 
-	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:M:K:r:l:o:h")) != -1) {
+	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:M:K:T:O:D:r:l:o:h")) != -1) {
 		switch (c) {
 		case 's':
 			o->server = true;
@@ -229,7 +283,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				if (!strcmp(optarg, proto_name[i]))
 					break;
 			if (i == ARRAY_SIZE(proto_name))
-				bad_arg("-P: unknown transport '%s' (tcp, udp, dccp)",
+				bad_arg("-P: unknown transport '%s' (tcp, udp, dccp, sctp)",
 					optarg);
 			o->proto = (enum proto)i;
 			break;
@@ -266,6 +320,20 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			if (o->ccid != atof(optarg))
 				bad_arg("-K: CCID is 2 or 3");
 			break;
+		case 'T':
+			o->ttl_ms = (long)parse_num(optarg, "-T", 1, 3600000);
+			break;
+		case 'O':
+			parse_tuple(optarg, "-O", 2, v, on_lo, on_hi);
+			o->on = v[0];
+			o->off = v[1];
+			break;
+		case 'D':
+			parse_tuple(optarg, "-D", 3, v, sec_lo, sec_hi);
+			o->sec_size = (long)v[0];
+			o->sec_period = v[1];
+			o->sec_deadline = v[2];
+			break;
 		case 'r':
 			o->rate = parse_num(optarg, "-r", 1000, 100e9);
 			break;
@@ -290,8 +358,18 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->server == !!o->host)
 		bad_arg("give exactly one of -s and -c HOST");
 	if (o->server && (o->cc || o->rate || have_len || o->wait || o->ccid ||
-			  o->mss))
-		bad_arg("-C, -M, -K, -r, -l and -w are client options");
+			  o->mss || o->ttl_ms || o->on || o->sec_size))
+		bad_arg("-C, -M, -K, -T, -r, -l, -O, -D and -w are client options");
+	if (o->ttl_ms && o->proto != P_SCTP)
+		bad_arg("-T (PR-SCTP lifetime) applies to SCTP only");
+	if (o->sec_size && o->proto == P_DCCP)
+		bad_arg("-D: sections over DCCP are not supported");
+	if (o->sec_size && o->rate)
+		bad_arg("-D sets the rate (SIZE every PERIOD): drop -r");
+	if (o->sec_size && o->proto == P_UDP &&
+	    o->len <= (long)sizeof(struct sec_hdr))
+		bad_arg("-l %ld: datagrams of a section carry a %zu-byte header",
+			o->len, sizeof(struct sec_hdr));
 	if ((o->cc || o->mss) && o->proto != P_TCP)
 		bad_arg("-C and -M apply to TCP only");
 	if (o->ccid && o->proto != P_DCCP)
@@ -302,7 +380,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		if (!have_len)
 			o->len = 1000;
 	}
-	if (o->proto == P_UDP && !o->rate && o->host)
+	if (o->proto == P_UDP && !o->rate && !o->sec_size && o->host)
 		bad_arg("UDP needs a rate (-r): greedy UDP would only measure the sender's CPU");
 	if (o->interval > o->duration && o->host)
 		bad_arg("-i %g is longer than the flow (-t %g)", o->interval,
@@ -315,7 +393,8 @@ static struct addrinfo *resolve(const struct opts *o)
 		.ai_family = o->family,
 		.ai_socktype = o->proto == P_UDP ? SOCK_DGRAM :
 			       o->proto == P_DCCP ? SOCK_DCCP : SOCK_STREAM,
-		.ai_protocol = o->proto == P_DCCP ? IPPROTO_DCCP : 0,
+		.ai_protocol = o->proto == P_DCCP ? IPPROTO_DCCP :
+			       o->proto == P_SCTP ? IPPROTO_SCTP : 0,
 		.ai_flags = o->server ? AI_PASSIVE : 0,
 	};
 	struct addrinfo *ai;
@@ -385,9 +464,40 @@ static int open_socket(const struct opts *o, int family, int type, int proto)
 	     errno == EAFNOSUPPORT))
 		die("DCCP not available: modprobe %s",
 		    family == AF_INET6 ? "dccp_ipv6" : "dccp_ipv4");
+	if (fd < 0 && o->proto == P_SCTP &&
+	    (errno == ESOCKTNOSUPPORT || errno == EPROTONOSUPPORT))
+		die("SCTP not available: modprobe sctp");
 	if (fd < 0)
 		die("socket: %s", strerror(errno));
 	return fd;
+}
+
+/* PR-SCTP on, and with -T a lifetime for every message. */
+static void sctp_setup(const struct opts *o, int fd)
+{
+	struct sctp_assoc_value on = { .assoc_value = 1 };
+	struct sctp_default_prinfo pr = {
+		.pr_policy = SCTP_PR_SCTP_TTL,
+		.pr_value = (uint32_t)o->ttl_ms,
+	};
+
+	if (setsockopt(fd, IPPROTO_SCTP, SCTP_PR_SUPPORTED, &on, sizeof(on)))
+		die("SCTP_PR_SUPPORTED: %s", strerror(errno));
+	if (o->ttl_ms && setsockopt(fd, IPPROTO_SCTP, SCTP_DEFAULT_PRINFO, &pr,
+				    sizeof(pr)))
+		die("SCTP_DEFAULT_PRINFO: %s", strerror(errno));
+}
+
+static void sample_sctp(int fd, struct interval *iv)
+{
+	struct sctp_prstatus st = { .sprstat_policy = SCTP_PR_SCTP_ALL };
+	socklen_t len = sizeof(st);
+
+	if (getsockopt(fd, IPPROTO_SCTP, SCTP_PR_ASSOC_STATUS, &st, &len))
+		return;
+	iv->prsctp = true;
+	iv->abandoned_unsent = st.sprstat_abandoned_unsent;
+	iv->abandoned_sent = st.sprstat_abandoned_sent;
 }
 
 static void dccp_setup(const struct opts *o, int fd)
@@ -421,8 +531,10 @@ static double epoch_of(uint64_t mono_ns)
 static void report(const struct opts *o, const char *role, double secs,
 		   double epoch, const char *cc)
 {
+	const struct interval *sctp = NULL;
 	FILE *f = stdout;
 	uint64_t total = 0, pkts = 0, lost = 0;
+	bool sections = o->server ? sec_rx.sections > 0 : o->sec_size > 0;
 	double owd = 0;
 	int i;
 
@@ -465,6 +577,16 @@ static void report(const struct opts *o, const char *role, double secs,
 			fprintf(f, ", \"x\": %.0f, \"x_recv\": %.0f, "
 				"\"p\": %.6f, \"rtt_us\": %u", iv->x_bps,
 				iv->x_recv_bps, iv->p, iv->rtt_us);
+		if (sections && o->server)
+			fprintf(f, ", \"on_time_bytes\": %llu",
+				(unsigned long long)iv->on_time_bytes);
+		if (iv->prsctp) {
+			sctp = iv;
+			fprintf(f, ", \"abandoned_unsent\": %llu, "
+				"\"abandoned_sent\": %llu",
+				(unsigned long long)iv->abandoned_unsent,
+				(unsigned long long)iv->abandoned_sent);
+		}
 		fputc('}', f);
 	}
 	fprintf(f, "\n ],\n \"summary\": {\"seconds\": %.3f, \"bytes\": %llu, "
@@ -475,6 +597,23 @@ static void report(const struct opts *o, const char *role, double secs,
 			"\"mean_one_way_delay\": %.6f",
 			(unsigned long long)pkts, (unsigned long long)lost,
 			pkts ? owd / pkts : 0.0);
+	if (sections && o->server)
+		fprintf(f, ", \"sections\": %llu, \"sections_complete\": %llu, "
+			"\"sections_on_time\": %llu, \"on_time_bytes\": %llu, "
+			"\"sections_missing\": %llu",
+			(unsigned long long)sec_rx.sections,
+			(unsigned long long)sec_rx.complete,
+			(unsigned long long)sec_rx.on_time,
+			(unsigned long long)sec_rx.on_time_bytes,
+			(unsigned long long)sec_rx.missing);
+	if (sections && !o->server)
+		fprintf(f, ", \"sections_offered\": %llu, \"bytes_offered\": %llu",
+			(unsigned long long)sec_offered,
+			(unsigned long long)sec_offered_bytes);
+	if (sctp)
+		fprintf(f, ", \"abandoned_unsent\": %llu, \"abandoned_sent\": %llu",
+			(unsigned long long)sctp->abandoned_unsent,
+			(unsigned long long)sctp->abandoned_sent);
 	fprintf(f, "}\n}\n");
 	if (f != stdout && fclose(f))
 		die("%s: %s", o->out, strerror(errno));
@@ -504,6 +643,8 @@ static void serve_stream(const struct opts *o, int lfd)
 {
 	char *buf = malloc(BUF_SIZE);
 	uint64_t start = 0, last = 0;
+	bool sections = false;
+	struct interval *iv;
 	int fd;
 
 	if (!buf)
@@ -525,12 +666,21 @@ static void serve_stream(const struct opts *o, int lfd)
 			die("read: %s", strerror(errno));
 		if (n == 0)
 			break;
-		if (!start)
+		if (!start) {
 			start = t;
+			/* Sections announce themselves in their first bytes. */
+			sections = n >= 4 && ntohl(*(uint32_t *)buf) == SEC_MAGIC;
+		}
 		last = t;
-		interval_at(start, t, o->interval)->bytes += n;
+		iv = interval_at(start, t, o->interval);
+		iv->bytes += n;
+		if (sections)
+			iv->on_time_bytes += sec_rx_stream(&sec_rx,
+							   (uint8_t *)buf, n, t);
 	}
 	close(fd);
+	if (sec_rx.bad)
+		fprintf(stderr, "flowgen: sections: the stream lost its framing\n");
 out:
 	free(buf);
 	report(o, "receiver", start ? (last - start) / 1e9 : 0,
@@ -546,6 +696,7 @@ static void serve_udp(const struct opts *o, int fd)
 	if (!buf)
 		die("out of memory");
 	while (!stop) {
+		struct sec_hdr sh;
 		struct udp_hdr h;
 		struct interval *iv;
 		uint64_t t, seq;
@@ -565,6 +716,17 @@ static void serve_udp(const struct opts *o, int fd)
 			continue;
 		if (n < 0)
 			die("recv: %s", strerror(errno));
+		if (sec_hdr_get(buf, n, &sh) && sh.len <= n) {
+			/* a datagram of a section */
+			if (!start)
+				start = t;
+			last = t;
+			iv = interval_at(start, t, o->interval);
+			iv->bytes += n;
+			iv->pkts++;
+			iv->on_time_bytes += sec_rx_datagram(&sec_rx, &sh, t);
+			continue;
+		}
 		if (n < (ssize_t)sizeof(h))
 			continue;
 		memcpy(&h, buf, sizeof(h));
@@ -603,6 +765,8 @@ static int connect_client(const struct opts *o)
 				 a->ai_protocol);
 		if (o->proto == P_DCCP)
 			dccp_setup(o, fd);
+		if (o->proto == P_SCTP)
+			sctp_setup(o, fd);
 		if (o->mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &o->mss,
 					 sizeof(o->mss)))
 			die("-M %d: %s", o->mss, strerror(errno));
@@ -633,6 +797,140 @@ static void on_stop(int sig)
 	stop = 1;
 }
 
+static void sleep_until(uint64_t when)
+{
+	uint64_t t = now_ns();
+	struct timespec ts;
+
+	if (t >= when)
+		return;
+	ts.tv_sec = (when - t) / NSEC_PER_SEC;
+	ts.tv_nsec = (when - t) % NSEC_PER_SEC;
+	nanosleep(&ts, NULL);
+}
+
+/* What the transport says about itself, after a write. */
+static void sample(const struct opts *o, int fd, struct interval *iv)
+{
+	if (o->proto == P_TCP)
+		sample_tcp_info(fd, iv);
+	else if (o->proto == P_DCCP)
+		sample_tfrc(fd, iv);
+	else if (o->proto == P_SCTP)
+		sample_sctp(fd, iv);
+}
+
+/* In an off period of -O ON,OFF at time t: when the next on period starts. */
+static uint64_t off_until(const struct opts *o, uint64_t start, uint64_t t)
+{
+	uint64_t cycle = (uint64_t)((o->on + o->off) * 1e9);
+	uint64_t on = (uint64_t)(o->on * 1e9);
+	uint64_t phase;
+
+	if (!o->on)
+		return 0;
+	phase = (t - start) % cycle;
+	return phase < on ? 0 : t - phase + cycle;
+}
+
+/* One section over a stream transport: written whole.  Over SCTP it is
+ * one message whose PR-SCTP lifetime ends at the section's deadline.
+ */
+static ssize_t write_section(const struct opts *o, int fd, char *sec,
+			     uint64_t deadline)
+{
+	char cbuf[CMSG_SPACE(sizeof(struct sctp_prinfo))] = { 0 };
+	struct iovec iov = { .iov_base = sec, .iov_len = o->sec_size };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	uint64_t t = now_ns();
+	struct sctp_prinfo pr = {
+		.pr_policy = SCTP_PR_SCTP_TTL,
+		.pr_value = deadline > t + 1000000 ?
+			    (uint32_t)((deadline - t) / 1000000) : 1,
+	};
+	struct cmsghdr *c;
+	size_t done = 0;
+	ssize_t n;
+
+	if (o->proto == P_SCTP) {
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = IPPROTO_SCTP;
+		c->cmsg_type = SCTP_PRINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pr));
+		memcpy(CMSG_DATA(c), &pr, sizeof(pr));
+		n = sendmsg(fd, &msg, 0);
+		if (n < 0 && errno == EMSGSIZE)
+			die("-D: a %ld-byte section does not fit one SCTP message",
+			    o->sec_size);
+		return n;
+	}
+	while (done < (size_t)o->sec_size) {
+		n = write(fd, sec + done, o->sec_size - done);
+		if (n < 0)
+			return done ? (ssize_t)done : n;
+		done += n;
+	}
+	return done;
+}
+
+/* Sections: SIZE bytes every PERIOD, each useful until DEADLINE after the
+ * application offered it.  TCP and SCTP write each whole; UDP sends it at
+ * once, in datagrams of -l bytes that each carry the section's header.
+ */
+static void send_sections(const struct opts *o, int fd, uint64_t start,
+			  uint64_t end)
+{
+	uint64_t period = (uint64_t)(o->sec_period * 1e9);
+	uint64_t life = (uint64_t)(o->sec_deadline * 1e9);
+	size_t dlen = (size_t)o->len - sizeof(struct sec_hdr);
+	char *sec = calloc(1, o->sec_size);
+	char *dgram = calloc(1, o->len);
+	uint64_t k, created;
+
+	if (!sec || !dgram)
+		die("out of memory");
+	for (k = 0; !stop && (created = start + k * period) < end; k++) {
+		struct interval *iv;
+		uint32_t off = 0;
+		ssize_t n;
+
+		if (off_until(o, start, created))
+			continue;	/* the application is quiet */
+		sleep_until(created);
+		sec_offered++;
+		sec_offered_bytes += o->sec_size;
+		if (o->proto != P_UDP) {
+			sec_hdr_put(sec, k, o->sec_size, created,
+				    created + life, 0, 0);
+			n = write_section(o, fd, sec, created + life);
+			if (n < 0 && errno != EINTR)
+				die("send: %s", strerror(errno));
+			iv = interval_at(start, now_ns(), o->interval);
+			iv->bytes += n > 0 ? n : 0;
+			sample(o, fd, iv);
+			continue;
+		}
+		while (off < (uint32_t)o->sec_size && !stop) {
+			size_t left = (size_t)o->sec_size - off;
+			uint32_t len = left < dlen ? left : dlen;
+
+			sec_hdr_put(dgram, k, o->sec_size, created,
+				    created + life, off, len);
+			n = send(fd, dgram, sizeof(struct sec_hdr) + len, 0);
+			if (n < 0 && errno != EINTR && errno != ENOBUFS &&
+			    errno != ECONNREFUSED)
+				die("send: %s", strerror(errno));
+			if (n > 0)
+				interval_at(start, now_ns(), o->interval)->bytes += n;
+			off += len;
+		}
+	}
+	free(sec);
+	free(dgram);
+}
+
 static void send_flow(const struct opts *o)
 {
 	char *buf = calloc(1, o->proto != P_TCP ? (size_t)o->len : BUF_SIZE);
@@ -641,7 +939,7 @@ static void send_flow(const struct opts *o)
 	uint64_t start, t, end, next, seq = 0;
 	char cc[TCP_CA_NAME_MAX] = "";
 	socklen_t cclen = sizeof(cc);
-	bool greedy_tcp = o->proto == P_TCP && !o->rate;
+	bool greedy_tcp = o->proto == P_TCP && !o->rate && !o->sec_size;
 	int lowat = NOTSENT_LOWAT;
 	struct sigaction sa = { .sa_handler = on_stop };
 	int poll_ms = (int)(o->interval * 1000 / 2);
@@ -670,9 +968,18 @@ static void send_flow(const struct opts *o)
 	start = now_ns();
 	end = start + (uint64_t)(o->duration * 1e9);
 	next = start;
-	while (!stop && (t = now_ns()) < end) {
+	if (o->sec_size)
+		send_sections(o, fd, start, end);
+	while (!o->sec_size && !stop && (t = now_ns()) < end) {
+		uint64_t resume = off_until(o, start, t);
 		struct interval *iv;
 		ssize_t n;
+
+		if (resume) {
+			sleep_until(resume < end ? resume : end);
+			next = resume;	/* a constant rate starts afresh */
+			continue;
+		}
 
 		if (gap_ns) {
 			if (t < next) {
@@ -722,10 +1029,7 @@ static void send_flow(const struct opts *o)
 		}
 		iv = interval_at(start, now_ns(), o->interval);
 		iv->bytes += n;
-		if (o->proto == P_TCP)
-			sample_tcp_info(fd, iv);
-		else if (o->proto == P_DCCP)
-			sample_tfrc(fd, iv);
+		sample(o, fd, iv);
 	}
 	t = now_ns();
 	if (o->proto == P_UDP) {
