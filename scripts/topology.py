@@ -160,6 +160,7 @@ class Topology:
         self.links = []
         self.dry_run = dry_run
         self.commands = []          # what up() ran, for tests and debugging
+        self._batch = {}
         self.info = {}              # shape parameters, for reports
 
     # -- description
@@ -263,12 +264,33 @@ class Topology:
         return p.stdout
 
     def _nsrun(self, node, cmd, check=True):
-        # ip and tc enter the namespace themselves (-n): one process
-        # instead of two, which counts under emulation.
+        """Run a command in node's namespace.  ip and tc commands are
+        batched per namespace until _flush(): under emulation every
+        process costs, and a dumbbell needs some two hundred commands."""
         tool, _, rest = cmd.partition(" ")
         if tool in ("ip", "tc"):
-            return self._run(f"{tool} -n {self.ns(node)} {rest}", check)
+            self.commands.append(f"{tool} -n {self.ns(node)} {rest}")
+            # A batch line takes no global options; ip tells IPv6 from
+            # the addresses themselves.
+            if rest.startswith("-6 "):
+                rest = rest[3:]
+            self._batch.setdefault((tool, node), []).append(rest)
+            return ""
         return self._run(f"ip netns exec {self.ns(node)} {cmd}", check)
+
+    def _flush(self):
+        """Run the batched commands: every namespace's ip commands, then
+        its tc commands (a filter may redirect to an ifb made by ip)."""
+        batch, self._batch = self._batch, {}
+        for tool, node in sorted(batch, key=lambda k: k[0]):
+            if self.dry_run:
+                continue
+            p = subprocess.run([tool, "-n", self.ns(node), "-batch", "-"],
+                               input="\n".join(batch[(tool, node)]) + "\n",
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                raise RuntimeError(f"{tool} -n {self.ns(node)} -batch "
+                                   f"failed: {p.stderr.strip()}")
 
     def _queue_packets(self, shape):
         if shape.queue == "bdp":
@@ -347,6 +369,7 @@ class Topology:
                         ("net.ipv4.tcp_no_metrics_save", 1))
             self._nsrun(n, "sysctl -qw " + " ".join(
                 f"{key}={val}" for key, val in settings))
+        self._flush()
         for l in self.links:
             ea, eb = l.ifname(l.a), l.ifname(l.b)
             self._run(f"ip link add {ea} netns {self.ns(l.a)} type veth "
@@ -358,10 +381,12 @@ class Topology:
                             f"{dev} nodad")
                 self._nsrun(n, f"ethtool -K {dev} gso off tso off gro off")
                 self._nsrun(n, f"ip link set {dev} mtu {MTU} up")
+        self._flush()
         for l in self.links:
             for x, y in ((l.a, l.b), (l.b, l.a)):
                 self._shape_egress(x, l, l.shape[(x, y)])
                 self._shape_ingress(y, l, l.shape[(x, y)])
+        self._flush()
         for n in self.nodes:
             for dst, via, hop in self.routes(n):
                 dev = via.ifname(n)
@@ -369,6 +394,7 @@ class Topology:
                             f"{via.addr(hop, 4)} dev {dev}")
                 self._nsrun(n, f"ip -6 route add {dst.net6} via "
                             f"{via.addr(hop, 6)} dev {dev}")
+        self._flush()
 
     def down(self):
         if not self.dry_run:
