@@ -54,6 +54,10 @@ def vng_cmd(kernel, accel, args):
            "--cpus", str(args.cpus), "--memory", args.memory]
     if accel == "tcg":
         cmd.append("--disable-kvm")
+    # VM_VERBOSE=1: the kernel's console too, to see an oops that kills
+    # the guest before its log reaches the results directory.
+    if os.environ.get("VM_VERBOSE") == "1":
+        cmd.append("--verbose")
     return cmd
 
 
