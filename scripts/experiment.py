@@ -28,6 +28,7 @@ turns, because module parameters are global.
 """
 
 import argparse
+import contextlib
 import fnmatch
 import glob
 import json
@@ -55,7 +56,8 @@ FLOWGEN = os.path.join(REPO, "tools", "flowgen", "flowgen")
 BASE_PORT = 5301
 
 FLOW_KEYS = {"name", "pair", "transport", "cc", "ccid", "mss", "rate",
-             "len", "start", "stop", "count"}
+             "len", "start", "stop", "count", "lifetime_ms", "on_off",
+             "sections"}
 RUN_KEYS = {"name", "vary", "group", "modules", "topology", "flows",
             "duration", "reference", "about"}
 
@@ -205,7 +207,8 @@ def _restore_modules(saved):
 
 
 def _listening(ns, port, transport):
-    flag = {"tcp": ["-ltn"], "udp": ["-lun"], "dccp": ["-ln", "--dccp"]}
+    flag = {"tcp": ["-ltn"], "udp": ["-lun"], "dccp": ["-ln", "--dccp"],
+            "sctp": ["-ln", "--sctp"]}
     out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-H",
                           *flag[transport], f"sport = :{port}"],
                          capture_output=True, text=True).stdout
@@ -217,7 +220,8 @@ def _client_args(flow, exp, host):
          "-t", f"{flow['stop'] - flow['start']:g}",
          "-i", f"{exp['interval']:g}", "-w", f"{flow['start']:g}"]
     for key, opt in (("cc", "-C"), ("mss", "-M"), ("ccid", "-K"),
-                     ("rate", "-r"), ("len", "-l")):
+                     ("rate", "-r"), ("len", "-l"), ("lifetime_ms", "-T"),
+                     ("on_off", "-O"), ("sections", "-D")):
         if key in flow:
             a += [opt, str(flow[key])]
     return a
@@ -233,9 +237,15 @@ def run_one(exp, run, out, status):
     if shape == "dumbbell":
         topo_kw.setdefault("pairs", max(f["pair"] for f in run["flows"]))
     topo = topology.SHAPES[shape](name="ex", **topo_kw)
-    procs = []
+    procs, logs = [], []
+
+    def errlog(name):
+        logs.append(open(os.path.join(d, name), "w"))
+        return logs[-1]
+
     t_up = time.time()
-    with topo:
+    with topo, contextlib.ExitStack() as files:
+        files.callback(lambda: [f.close() for f in logs])
         log(f"{run['name']}: topology up in {time.time() - t_up:.0f} s")
         for i, f in enumerate(run["flows"]):
             port = BASE_PORT + i
@@ -245,7 +255,7 @@ def run_one(exp, run, out, status):
                  "-P", f["transport"], "-p", str(port),
                  "-i", f"{exp['interval']:g}",
                  "-o", os.path.join(d, f"{f['name']}.rcv.json")],
-                stderr=open(os.path.join(d, f"{f['name']}.rcv.err"), "w"))
+                stderr=errlog(f"{f['name']}.rcv.err"))
             procs.append(srv)
             for _ in range(100):
                 if _listening(topo.ns(rcv), port, f["transport"]):
@@ -263,8 +273,7 @@ def run_one(exp, run, out, status):
                    "-p", str(BASE_PORT + i),
                    "-o", os.path.join(d, f"{f['name']}.snd.json")]
             clients.append(subprocess.Popen(
-                cmd, stderr=open(os.path.join(d, f"{f['name']}.snd.err"),
-                                 "w")))
+                cmd, stderr=errlog(f"{f['name']}.snd.err")))
         status[run["name"]] = t0
         failed = []
         for f, c in zip(run["flows"], clients):
@@ -452,6 +461,13 @@ def flow_metrics(exp, info, flow, d):
                                      zip(rtts, rtts[1:])) / (len(rtts) - 1)
     if snd and flow["transport"] == "dccp" and rcv:
         m.update(_tfrc_metrics(exp, flow, snd, rcv, t0))
+    if rcv and snd and "sections" in rcv["summary"]:
+        s, o = rcv["summary"], snd["summary"]
+        if o.get("bytes_offered"):
+            m["on_time_pct"] = 100 * s["on_time_bytes"] / o["bytes_offered"]
+        m["sections_missing"] = s["sections_missing"]
+        if "abandoned_unsent" in o:
+            m["abandoned"] = o["abandoned_unsent"] + o["abandoned_sent"]
     if rcv and flow["transport"] == "udp" and rcv["summary"].get("packets"):
         s = rcv["summary"]
         m["loss_pct"] = 100 * s["lost"] / (s["lost"] + s["packets"])
@@ -675,6 +691,9 @@ METRIC_NAMES = {
     "x_kbps": "TFRC X (kbit/s)",
     "p": "TFRC p",
     "dcp_f": "F = T_calc/T_actual",
+    "on_time_pct": "bytes on time (%)",
+    "sections_missing": "sections missing",
+    "abandoned": "messages abandoned",
     "utilisation": "utilisation",
     "jain": "Jain",
     "friendliness": "F",

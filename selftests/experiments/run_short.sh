@@ -1,0 +1,16 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# run_short.sh NAME [MODULE...]: run an experiment's short variant and
+# pass or fail on its checks.  Results stay in $EXPERIMENT_OUT/NAME if set.
+. "$(dirname "$0")/../lib.sh"
+
+name=$1
+shift
+[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
+require_module "$@"
+out=${EXPERIMENT_OUT:-$TMPD}/$name-short
+"$PYTHON" "$REPO/scripts/experiment.py" run "$name" --short --out "$out"
+rc=$?
+[ -s "$out/README.md" ] && sed -n '/^## Every run/,/^## Figures/p' "$out/README.md" | sed 's/^/# /'
+[ $rc = 0 ] && exit $KSFT_PASS
+exit $KSFT_FAIL
