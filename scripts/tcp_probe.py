@@ -113,10 +113,15 @@ def tracing(path, value):
         f.write(value)
 
 
-def start(dport):
+def mount():
+    """tracefs, mounted if the guest has not yet."""
     if not os.path.exists(os.path.join(TRACEFS, "events")):
         subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS],
                        check=True)
+
+
+def start(dport):
+    mount()
     tracing("tracing_on", "0")
     tracing("trace", "")
     tracing("buffer_size_kb", "16384")

@@ -278,3 +278,30 @@ u64 multfrc_eq_rate(const struct multfrc_eq_in *in)
 	a = mfx_add(a, mfx_div(q, mfx_mul(z, one_p)));
 	return mfx_to_u64(mfx_mul(a, mfx(in->mss, 0)));
 }
+
+/**
+ * multfrc_eq_loss_rate - the loss event rate at which the equation gives
+ *	a rate
+ * @in: n, j, RTT, RTO, segment size and b; @in->p is ignored
+ * @rate: bytes per second
+ *
+ * TFRC starts its loss history with the interval that would produce the
+ * rate received before the first loss (RFC 5348, 6.3.1).  The rate falls
+ * as p grows, so a binary search over p finds it.
+ *
+ * Return: p in units of 2^-32, 1..2^32 - 1.
+ */
+u32 multfrc_eq_loss_rate(const struct multfrc_eq_in *in, u64 rate)
+{
+	struct multfrc_eq_in t = *in;
+	u32 lo = 1, hi = U32_MAX;
+
+	while (lo < hi) {
+		t.p = lo + (hi - lo) / 2;
+		if (multfrc_eq_rate(&t) > rate)
+			lo = t.p + 1;
+		else
+			hi = t.p;
+	}
+	return lo;
+}

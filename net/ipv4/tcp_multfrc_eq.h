@@ -29,5 +29,6 @@ struct multfrc_eq_in {
 };
 
 u64 multfrc_eq_rate(const struct multfrc_eq_in *in);
+u32 multfrc_eq_loss_rate(const struct multfrc_eq_in *in, u64 rate);
 
 #endif /* _TCP_MULTFRC_EQ_H */

@@ -10,7 +10,8 @@
  *     reference fed the same quantised inputs (for rates under 100 B/s,
  *     within the 1 B/s of its integer result) and never saturated;
  *  3. inputs outside the domain give 0, and the high-p saturation case is
- *     the equation's n / (t_RTO (1 + 32 p^2)) packets/s.
+ *     the equation's n / (t_RTO (1 + 32 p^2)) packets/s;
+ *  4. the loss event rate found for a rate gives that rate back.
  *
  * Prints TAP; exits 1 if a check failed.
  */
@@ -211,6 +212,29 @@ static void domain_and_saturation(void)
 	      "p just below 1: %.3g B/s, reference %.3g", got, want);
 }
 
+static void inverse(void)
+{
+	static const double ns[] = { 0.5, 1, 2, 4, 10 };
+	static const double rates[] = { 2e3, 1e5, 1.25e6, 1.25e7 };
+	double worst = 0;
+	unsigned int i, k;
+
+	for (i = 0; i < ARRAY_SIZE(ns); i++) {
+		for (k = 0; k < ARRAY_SIZE(rates); k++) {
+			struct multfrc_eq_in in = input(ns[i], 0.01, 1, 0.05,
+							0.25, 1448, 1);
+			double got;
+
+			in.p = multfrc_eq_loss_rate(&in, (u64)rates[k]);
+			got = (double)multfrc_eq_rate(&in);
+			worst = fmax(worst, fabs(got - rates[k]) / rates[k]);
+		}
+	}
+	check(worst < 0.001,
+	      "the loss rate found for a rate gives it back (worst %.2g, bound %g)",
+	      worst, 0.001);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -218,6 +242,7 @@ int main(void)
 	tfrc_first_term();
 	grid();
 	domain_and_saturation();
+	inverse();
 	printf("1..%d\n", tests);
 	return failed ? 1 : 0;
 }

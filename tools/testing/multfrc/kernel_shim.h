@@ -12,6 +12,7 @@ typedef uint64_t u64;
 typedef uint32_t u32;
 
 #define U64_MAX		UINT64_MAX
+#define U32_MAX		UINT32_MAX
 #define BIT_ULL(n)	(1ULL << (n))
 #define USEC_PER_SEC	1000000UL
 #define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))

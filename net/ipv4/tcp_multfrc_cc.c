@@ -1,0 +1,610 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MulTFRC: one TCP connection that is as aggressive as n TCP flows, with
+ * the smooth, equation-based rate of TFRC.
+ *
+ * D. Damjanovic and M. Welzl, "MulTFRC: Providing Weighted Fairness for
+ * Multimedia Applications (and others too!)", ACM SIGCOMM Computer
+ * Communication Review 39(3), July 2009; draft-irtf-iccrg-multfrc-01.
+ *
+ * TFRC (RFC 5348) does not react to each loss the way TCP does.  It
+ * measures the loss event rate p and the RTT and sends at the rate the TCP
+ * throughput equation gives for them, which changes smoothly.  MulTFRC
+ * replaces that equation with one for n parallel TCP flows
+ * (tcp_multfrc_eq.c), n any positive real: n = 2 takes the share of two
+ * TCP flows, n = 0.5 half the share of one.  It also measures j, the
+ * packets lost per loss event, which the n-flow equation needs.
+ *
+ * As a TCP congestion control this is a sender-only TFRC, driven by TCP's
+ * own loss detection and RTT measurement instead of receiver reports:
+ *
+ *  Rate, not window: .cong_control sets sk_pacing_rate to the rate and the
+ *    congestion window to twice the rate times the RTT, so that pacing,
+ *    not the window, limits sending (internal pacing, as tcp_bbr.c does:
+ *    no fq qdisc needed).
+ *
+ *  Loss events: packets TCP marks lost (tp->lost, which also counts what an
+ *    RTO marks) within one RTT of the first loss of an event belong to that
+ *    event; the number in the event is its j.  An ECN mark counts as an
+ *    event of one packet.  An RTO marks everything in flight lost, most of
+ *    which usually was not: its event counts at most ceil(n) packets.
+ *
+ *  Loss intervals: the packets (delivered + lost) between the starts of
+ *    consecutive loss events.  The last 8, weighted 1, 1, 1, 1, 0.8, 0.6,
+ *    0.4, 0.2, and the open interval give p = 1 / I_mean with RFC 5348's
+ *    rule (the open interval counts when that lowers p); j is averaged with
+ *    the same weights.
+ *
+ *  Slow start: until the first loss event the rate doubles once per RTT,
+ *    at most to twice the receive rate, from RFC 5348's initial window
+ *    min(4 s, max(2 s, 4380 bytes)) per RTT.  The first loss interval is
+ *    the one for which the equation gives the rate received before it
+ *    (RFC 5348, 6.3.1).
+ *
+ *  Afterwards, once per RTT and at every loss event the rate becomes the
+ *    equation's, at most twice the receive rate of the last RTT, at least
+ *    one segment per 64 s.  After an RTO, and when the connection sends
+ *    again after a silence longer than the RTO, the rate halves (at least
+ *    to the initial rate), as TFRC's no-feedback timer does.
+ *
+ * Choosing n: the algorithm "multfrc" uses the module parameter n (0.1 to
+ * 100, default 1) as it was when a connection chose it.  The parameter
+ * instances lists further values, each registered as its own algorithm
+ * "multfrc_<n>" (modprobe tcp_multfrc instances=2,0.5 gives multfrc_2 and
+ * multfrc_0.5), which an application selects per socket with
+ * TCP_CONGESTION.  Since n > 1 takes more than one TCP's share, none of
+ * them is open to unprivileged sockets unless the administrator lists it
+ * in net.ipv4.tcp_allowed_congestion_control.
+ *
+ * What it cannot do: undo.  TCP's spurious-loss undo restores the window
+ * of a window-based algorithm; here the loss event stays in the history.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ctype.h>
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <net/tcp.h>
+#include <compat/kcompat.h>
+
+#include "tcp_multfrc_eq.h"
+
+#define CREATE_TRACE_POINTS
+#include "tcp_multfrc_trace.h"
+
+#define MULTFRC_INTERVALS	8	/* closed loss intervals kept */
+#define MULTFRC_MAX_INSTANCES	8
+#define MULTFRC_MIN_CWND	4U
+#define MULTFRC_T_MBI		64	/* s: longest gap between segments */
+
+/* RFC 5348 5.4 weights, in tenths */
+static const u8 multfrc_weight[MULTFRC_INTERVALS] = {
+	10, 10, 10, 10, 8, 6, 4, 2
+};
+
+static u32 multfrc_n_milli __read_mostly = 1000;
+static unsigned int multfrc_b __read_mostly = 1;
+static char *multfrc_instances_param;
+
+struct multfrc_instance {
+	struct tcp_congestion_ops ops;
+	u32 n_milli;
+};
+
+static struct multfrc_instance *multfrc_instances;
+static unsigned int multfrc_ninstances;
+
+/* Per-socket state.  All zeroes is a valid state, slow start: an active
+ * open runs .cong_control for the SYN-ACK before .init.
+ */
+struct multfrc {
+	u64 rate;			/* bytes/s */
+	u32 n_milli;
+	u32 interval[MULTFRC_INTERVALS];	/* closed, newest first */
+	u16 j[MULTFRC_INTERVALS];	/* lost in the event closing each */
+	u32 ev_start_pkts;		/* delivered + lost at event start */
+	u32 ev_start_us;		/* tcp clock at event start */
+	u32 ev_lost;			/* lost in the open event */
+	u32 lost_seen;			/* tp->lost accounted for */
+	u32 round_start_us;		/* this RTT round began */
+	u32 x_recv_prev;		/* receive rate, last round, bytes/s */
+	u32 x_recv;			/* receive rate, this round, bytes/s */
+	u8 nintervals;			/* 0: still in slow start */
+	u8 in_event:1;
+};
+
+/* "2", "0.5", "12.25": n in thousandths, within the range the equation
+ * takes.
+ */
+static int multfrc_parse_n(const char *s, u32 *n_milli)
+{
+	unsigned int whole = 0, frac = 0, digits = 0;
+	const char *p = s;
+
+	if (!isdigit(*p))
+		return -EINVAL;
+	for (; isdigit(*p); p++) {
+		whole = whole * 10 + (*p - '0');
+		if (whole > MULTFRC_N_MAX / 1000)
+			return -EINVAL;
+	}
+	if (*p == '.') {
+		for (p++; isdigit(*p); p++, digits++) {
+			if (digits == 3)
+				return -EINVAL;
+			frac = frac * 10 + (*p - '0');
+		}
+		if (!digits)
+			return -EINVAL;
+		for (; digits < 3; digits++)
+			frac *= 10;
+	}
+	if (*p == '\n')
+		p++;
+	if (*p)
+		return -EINVAL;
+	*n_milli = whole * 1000 + frac;
+	if (*n_milli < MULTFRC_N_MIN || *n_milli > MULTFRC_N_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+/* n as written back: "2", "0.5", "12.25" */
+static int multfrc_format_n(char *buf, size_t len, u32 n_milli)
+{
+	u32 frac = n_milli % 1000;
+	int w = 3;
+
+	if (!frac)
+		return scnprintf(buf, len, "%u", n_milli / 1000);
+	for (; frac % 10 == 0; frac /= 10)
+		w--;
+	return scnprintf(buf, len, "%u.%0*u", n_milli / 1000, w, frac);
+}
+
+static int multfrc_set_n(const char *val, const struct kernel_param *kp)
+{
+	u32 n;
+
+	if (multfrc_parse_n(val, &n)) {
+		pr_err("n must be a number from 0.1 to 100 with at most three decimals, not '%s'\n",
+		       val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(multfrc_n_milli, n);
+	return 0;
+}
+
+static int multfrc_get_n(char *buf, const struct kernel_param *kp)
+{
+	int len = multfrc_format_n(buf, PAGE_SIZE, READ_ONCE(multfrc_n_milli));
+
+	return len + scnprintf(buf + len, PAGE_SIZE - len, "\n");
+}
+
+static int multfrc_set_b(const char *val, const struct kernel_param *kp)
+{
+	unsigned int b;
+
+	if (kstrtouint(val, 0, &b) || (b != 1 && b != 2)) {
+		pr_err("b (packets per ACK) must be 1 or 2\n");
+		return -EINVAL;
+	}
+	WRITE_ONCE(multfrc_b, b);
+	return 0;
+}
+
+static const struct kernel_param_ops multfrc_n_ops = {
+	.set = multfrc_set_n,
+	.get = multfrc_get_n,
+};
+
+static const struct kernel_param_ops multfrc_b_ops = {
+	.set = multfrc_set_b,
+	.get = param_get_uint,
+};
+
+module_param_cb(n, &multfrc_n_ops, &multfrc_n_milli, 0644);
+MODULE_PARM_DESC(n, "how many TCP flows \"multfrc\" is as aggressive as, for new connections (0.1..100, up to three decimals; default 1)");
+module_param_cb(b, &multfrc_b_ops, &multfrc_b, 0644);
+MODULE_PARM_DESC(b, "packets acknowledged per ACK in the equation (1 or 2; default 1, as RFC 5348)");
+module_param_named(instances, multfrc_instances_param, charp, 0444);
+MODULE_PARM_DESC(instances, "further values of n, comma-separated, each registered as algorithm multfrc_<n> (at most 8)");
+
+static u32 multfrc_srtt_us(const struct tcp_sock *tp)
+{
+	return max(tp->srtt_us >> 3, 1U);
+}
+
+static u64 multfrc_initial_rate(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 mss = tp->mss_cache;
+	u32 w = clamp(4380U, 2 * mss, 4 * mss);
+
+	return div_u64((u64)w * USEC_PER_SEC, multfrc_srtt_us(tp));
+}
+
+static u64 multfrc_min_rate(const struct sock *sk)
+{
+	return max_t(u64, tcp_sk(sk)->mss_cache / MULTFRC_T_MBI, 1);
+}
+
+static u32 multfrc_packets(const struct tcp_sock *tp)
+{
+	return tp->delivered + tp->lost;
+}
+
+/* The equation's inputs for this connection, without p. */
+static void multfrc_eq_input(const struct sock *sk, const struct multfrc *ca,
+			     struct multfrc_eq_in *in, u32 j_milli)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	in->n_milli = ca->n_milli;
+	in->j_milli = j_milli;
+	in->rtt_us = multfrc_srtt_us(tp);
+	in->rto_us = max(jiffies_to_usecs(inet_csk(sk)->icsk_rto), 1U);
+	in->mss = tp->mss_cache;
+	in->b = READ_ONCE(multfrc_b);
+	in->p = 0;
+}
+
+/* p (2^-32 units) and j (thousandths) from the loss history (RFC 5348
+ * 5.4): I_mean is the larger of the weighted means with and without the
+ * open interval, so that a long loss-free time lowers p at once.
+ */
+static void multfrc_loss_rate(const struct sock *sk, const struct multfrc *ca,
+			      u32 *p, u32 *j_milli)
+{
+	u64 tot0 = 0, tot1 = 0, wtot = 0, jtot = 0;
+	u32 open = multfrc_packets(tcp_sk(sk)) - ca->ev_start_pkts;
+	unsigned int i;
+
+	*p = U32_MAX;
+	*j_milli = 1000;
+	if (!ca->nintervals)
+		return;
+
+	for (i = 0; i < ca->nintervals; i++) {
+		u32 w = multfrc_weight[i];
+
+		tot1 += (u64)ca->interval[i] * w;
+		tot0 += (u64)(i ? ca->interval[i - 1] : open) * w;
+		jtot += (u64)ca->j[i] * w;
+		wtot += w;
+	}
+	tot0 = max3(tot0, tot1, wtot);		/* I_mean >= 1 packet */
+	*p = (u32)min_t(u64, div64_u64(wtot << 32, tot0), U32_MAX);
+	*p = max(*p, 1U);
+	*j_milli = (u32)max_t(u64, div64_u64(jtot * 1000, wtot), 1000);
+}
+
+/* Two rate-RTTs of window: pacing, not cwnd, limits sending. */
+static void multfrc_set_cwnd(struct tcp_sock *tp, u64 rate)
+{
+	u64 cwnd = div64_u64(2 * rate * multfrc_srtt_us(tp),
+			     (u64)tp->mss_cache * USEC_PER_SEC);
+
+	cwnd = clamp_t(u64, cwnd, MULTFRC_MIN_CWND, tp->snd_cwnd_clamp);
+	tcp_snd_cwnd_set(tp, (u32)cwnd);
+}
+
+static void multfrc_set_rate(struct sock *sk, struct multfrc *ca, u64 x_calc,
+			     u32 p, u32 j_milli)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u64 x_recv = max(ca->x_recv, ca->x_recv_prev);
+	u64 rate = ca->rate;
+
+	if (!ca->nintervals) {
+		rate = max(min(2 * rate, 2 * x_recv), multfrc_initial_rate(sk));
+	} else {
+		rate = x_calc;
+		if (x_recv)
+			rate = min(rate, 2 * x_recv);
+		rate = max(rate, multfrc_min_rate(sk));
+	}
+	ca->rate = rate;
+	WRITE_ONCE(sk->sk_pacing_rate, min_t(u64, rate,
+					     READ_ONCE(sk->sk_max_pacing_rate)));
+	multfrc_set_cwnd(tp, rate);
+
+	trace_multfrc_update(sk, ca->n_milli,
+			     (u32)(((u64)p * NSEC_PER_SEC) >> 32), j_milli,
+			     multfrc_srtt_us(tp),
+			     jiffies_to_usecs(inet_csk(sk)->icsk_rto), x_calc,
+			     x_recv, rate, !ca->nintervals);
+}
+
+/* Recompute p, j and the rate from the loss history. */
+static void multfrc_update(struct sock *sk, struct multfrc *ca)
+{
+	struct multfrc_eq_in in;
+	u64 x_calc = 0;
+	u32 p = 0, j = 1000;
+
+	if (ca->nintervals) {
+		multfrc_loss_rate(sk, ca, &p, &j);
+		multfrc_eq_input(sk, ca, &in, j);
+		in.p = p;
+		x_calc = multfrc_eq_rate(&in);
+	}
+	multfrc_set_rate(sk, ca, x_calc, p, j);
+}
+
+/* Close the open loss event, if any, and open one at now. */
+static void multfrc_new_event(struct sock *sk, struct multfrc *ca,
+			      u32 now_us)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 pkts = multfrc_packets(tp);
+
+	if (!ca->nintervals) {
+		/* The first interval: the one whose rate was received. */
+		struct multfrc_eq_in in;
+		u64 x_recv = max(ca->x_recv, ca->x_recv_prev);
+		u32 p;
+
+		multfrc_eq_input(sk, ca, &in, 1000);
+		p = multfrc_eq_loss_rate(&in, max(x_recv,
+						  multfrc_min_rate(sk)));
+		ca->interval[0] = max_t(u32, div64_u64(1ULL << 32, p), 1);
+		ca->j[0] = 1;
+		ca->nintervals = 1;
+	} else if (ca->in_event) {
+		memmove(&ca->interval[1], &ca->interval[0],
+			sizeof(ca->interval) - sizeof(ca->interval[0]));
+		memmove(&ca->j[1], &ca->j[0], sizeof(ca->j) - sizeof(ca->j[0]));
+		ca->interval[0] = max(pkts - ca->ev_start_pkts, 1U);
+		ca->j[0] = min_t(u32, max(ca->ev_lost, 1U), U16_MAX);
+		ca->nintervals = min(ca->nintervals + 1, MULTFRC_INTERVALS);
+	}
+	ca->in_event = 1;
+	ca->ev_start_pkts = pkts;
+	ca->ev_start_us = now_us;
+	ca->ev_lost = 0;
+}
+
+/* lost packets were detected at now: a new loss event, or more of the
+ * open one if it began less than an RTT ago.
+ */
+static void multfrc_lost(struct sock *sk, struct multfrc *ca, u32 lost,
+			 u32 now_us)
+{
+	if (!lost)
+		return;
+	if (!ca->in_event ||
+	    now_us - ca->ev_start_us >= multfrc_srtt_us(tcp_sk(sk))) {
+		multfrc_new_event(sk, ca, now_us);
+		ca->ev_lost = lost;
+		multfrc_update(sk, ca);
+		return;
+	}
+	ca->ev_lost += lost;
+}
+
+static void multfrc_init(struct sock *sk)
+{
+	const struct tcp_congestion_ops *ops = inet_csk(sk)->icsk_ca_ops;
+	struct multfrc *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	memset(ca, 0, sizeof(*ca));
+	ca->n_milli = READ_ONCE(multfrc_n_milli);
+	if (strcmp(ops->name, "multfrc"))
+		ca->n_milli = container_of(ops, struct multfrc_instance,
+					   ops)->n_milli;
+	ca->lost_seen = tp->lost;
+	ca->round_start_us = tp->tcp_mstamp;
+	ca->rate = multfrc_initial_rate(sk);
+	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
+	WRITE_ONCE(sk->sk_pacing_rate, min_t(u64, ca->rate,
+					     READ_ONCE(sk->sk_max_pacing_rate)));
+}
+
+static void multfrc_cong_control(KC_CONG_CONTROL_ARGS)
+{
+	struct multfrc *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 now_us = tp->tcp_mstamp;
+
+	multfrc_lost(sk, ca, tp->lost - ca->lost_seen, now_us);
+	ca->lost_seen = tp->lost;
+
+	/* The receive rate: the best delivery rate sample of the round; an
+	 * application-limited sample counts only if it is higher.
+	 */
+	if (rs->delivered > 0 && rs->interval_us > 0) {
+		u64 x = div64_u64((u64)rs->delivered * tp->mss_cache *
+				  USEC_PER_SEC, rs->interval_us);
+
+		ca->x_recv = max_t(u64, ca->x_recv, min_t(u64, x, U32_MAX));
+	}
+
+	/* Once per RTT: the equation again, with this round's RTT. */
+	if (now_us - ca->round_start_us >= multfrc_srtt_us(tp)) {
+		ca->round_start_us = now_us;
+		multfrc_update(sk, ca);
+		ca->x_recv_prev = ca->x_recv;
+		ca->x_recv = 0;
+	} else {
+		/* keep the window in step with the rate and the RTT */
+		multfrc_set_cwnd(tp, ca->rate);
+	}
+}
+
+/* An ECN mark is a loss event of one packet; the ACKs that echo it until
+ * the peer sees CWR add nothing.
+ */
+static void multfrc_in_ack_event(struct sock *sk, u32 flags)
+{
+	struct multfrc *ca = inet_csk_ca(sk);
+	u32 now_us = tcp_sk(sk)->tcp_mstamp;
+
+	if ((flags & CA_ACK_ECE) &&
+	    (!ca->in_event ||
+	     now_us - ca->ev_start_us >= multfrc_srtt_us(tcp_sk(sk))))
+		multfrc_lost(sk, ca, 1, now_us);
+}
+
+static void multfrc_halve(struct sock *sk, struct multfrc *ca)
+{
+	ca->rate = max(ca->rate / 2, multfrc_initial_rate(sk));
+	ca->x_recv = 0;
+	ca->x_recv_prev = 0;
+	WRITE_ONCE(sk->sk_pacing_rate, min_t(u64, ca->rate,
+					     READ_ONCE(sk->sk_max_pacing_rate)));
+}
+
+static void multfrc_cwnd_event(struct sock *sk, enum tcp_ca_event event)
+{
+	struct multfrc *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 cap = DIV_ROUND_UP(ca->n_milli, 1000);
+
+	switch (event) {
+	case CA_EVENT_LOSS:
+		/* An RTO marked everything in flight lost. */
+		multfrc_lost(sk, ca, min(tp->lost - ca->lost_seen, cap),
+			     tp->tcp_mstamp);
+		ca->lost_seen = tp->lost;
+		multfrc_halve(sk, ca);
+		break;
+	case CA_EVENT_TX_START:
+		/* Sending again after a silence longer than the RTO (TFRC's
+		 * no-feedback timer); lsndtime is still the last send.
+		 */
+		if (tcp_jiffies32 - tp->lsndtime > inet_csk(sk)->icsk_rto)
+			multfrc_halve(sk, ca);
+		break;
+	default:
+		break;
+	}
+}
+
+static u32 multfrc_ssthresh(struct sock *sk)
+{
+	return max(tcp_snd_cwnd(tcp_sk(sk)) >> 1, 2U);
+}
+
+static u32 multfrc_undo_cwnd(struct sock *sk)
+{
+	return tcp_snd_cwnd(tcp_sk(sk));
+}
+
+static struct tcp_congestion_ops tcp_multfrc __read_mostly = {
+	.init		= multfrc_init,
+	.ssthresh	= multfrc_ssthresh,
+	.undo_cwnd	= multfrc_undo_cwnd,
+	.cong_control	= multfrc_cong_control,
+	.in_ack_event	= multfrc_in_ack_event,
+	.cwnd_event	= multfrc_cwnd_event,
+	.owner		= THIS_MODULE,
+	.name		= "multfrc",
+};
+
+static void multfrc_unregister_instances(void)
+{
+	struct multfrc_instance *in;
+
+	while (multfrc_ninstances) {
+		in = &multfrc_instances[--multfrc_ninstances];
+		tcp_unregister_congestion_control(&in->ops);
+	}
+	kfree(multfrc_instances);
+	multfrc_instances = NULL;
+}
+
+/* instances=2,0.5: one algorithm multfrc_<n> per value. */
+static int multfrc_register_instances(void)
+{
+	char *list, *s, *tok;
+	int ret = 0;
+
+	if (!multfrc_instances_param || !*multfrc_instances_param)
+		return 0;
+	multfrc_instances = kcalloc(MULTFRC_MAX_INSTANCES,
+				    sizeof(*multfrc_instances), GFP_KERNEL);
+	list = kstrdup(multfrc_instances_param, GFP_KERNEL);
+	if (!multfrc_instances || !list) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	s = list;
+	while ((tok = strsep(&s, ",")) != NULL) {
+		struct multfrc_instance *in;
+		char name[12];
+		u32 n;
+
+		if (multfrc_parse_n(tok, &n)) {
+			pr_err("instances: '%s' is not a number from 0.1 to 100 with at most three decimals\n",
+			       tok);
+			ret = -EINVAL;
+			break;
+		}
+		if (multfrc_ninstances == MULTFRC_MAX_INSTANCES) {
+			pr_err("instances: at most %d\n", MULTFRC_MAX_INSTANCES);
+			ret = -EINVAL;
+			break;
+		}
+		in = &multfrc_instances[multfrc_ninstances];
+		in->ops = tcp_multfrc;
+		in->n_milli = n;
+		multfrc_format_n(name, sizeof(name), n);
+		snprintf(in->ops.name, sizeof(in->ops.name), "multfrc_%s",
+			 name);
+		ret = tcp_register_congestion_control(&in->ops);
+		if (ret == -EEXIST) {
+			/* a parameter error; and modprobe would take EEXIST
+			 * for "already loaded" and report success
+			 */
+			pr_err("instances: %s listed twice\n", in->ops.name);
+			ret = -EINVAL;
+			break;
+		}
+		if (ret) {
+			pr_err("instances: cannot register %s (%d)\n",
+			       in->ops.name, ret);
+			break;
+		}
+		multfrc_ninstances++;
+	}
+out:
+	kfree(list);
+	if (ret)
+		multfrc_unregister_instances();
+	return ret;
+}
+
+static int __init multfrc_register(void)
+{
+	int ret;
+
+	BUILD_BUG_ON(sizeof(struct multfrc) > ICSK_CA_PRIV_SIZE);
+	ret = tcp_register_congestion_control(&tcp_multfrc);
+	if (ret)
+		return ret;
+	ret = multfrc_register_instances();
+	if (ret)
+		tcp_unregister_congestion_control(&tcp_multfrc);
+	return ret;
+}
+
+static void __exit multfrc_unregister(void)
+{
+	multfrc_unregister_instances();
+	tcp_unregister_congestion_control(&tcp_multfrc);
+}
+
+module_init(multfrc_register);
+module_exit(multfrc_unregister);
+
+MODULE_AUTHOR("Research transports for Linux");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("MulTFRC: equation-based congestion control as aggressive as n TCP flows");
+MODULE_VERSION("1.0");

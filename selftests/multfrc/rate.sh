@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# MulTFRC sends at the rate its equation gives for the loss it measures:
+# on a 20 Mbit/s, 50 ms path with random loss of 1 % and of 5 %, for n = 1
+# and n = 2, the goodput after slow start is within 25 % of the mean rate
+# the equation computed (multfrc:multfrc_update), and the measured loss
+# event rate is near the configured loss (at most it, a loss event can
+# hold several losses).
+. "$(dirname "$0")/../lib.sh"
+
+[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
+require_module tcp_multfrc
+TRACE="$PYTHON $REPO/scripts/multfrc_trace.py"
+trap '$TRACE stop 2>/dev/null; cleanup' EXIT
+echo 1 > /sys/module/tcp_multfrc/parameters/n
+
+for loss in 1 5; do
+	topo_up dumbbell --rate 20mbit --delay 25ms --queue bdp --loss $loss
+	for n in 1 2; do
+		echo $n > /sys/module/tcp_multfrc/parameters/n
+		name=l${loss}n$n
+		$TRACE start --dport 5301
+		cat /sys/kernel/tracing/trace_pipe > "$TMPD/$name.trace" &
+		reader=$!
+		flowgen_flow s1 d1 "$TMPD/$name.json" -t 20 -C multfrc
+		$TRACE stop
+		sleep 0.3
+		kill $reader 2>/dev/null; wait $reader 2>/dev/null
+		got=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/$name.json" --skip 5)
+		read -r recs _ p j rtt x_calc rate ss <<< \
+			"$($TRACE summary "$TMPD/$name.trace" --after 5)"
+		x_bps=$(awk -v x="${x_calc:-0}" 'BEGIN { printf "%.0f", x * 8 }')
+		log "loss $loss %, n = $n: goodput $got bit/s; equation $x_bps bit/s from p = $p, j = ${j}/1000, RTT $rtt us ($recs updates, $ss in slow start)"
+		check "loss $loss %, n = $n: goodput within 25 % of the equation's rate" \
+			within "${got:-0}" "${x_bps:-1}" 25
+		check "loss $loss %, n = $n: loss event rate in (0, $loss %]" \
+			awk -v p="${p:-0}" -v l=$loss 'BEGIN { exit !(p > 0 && p <= l / 100 * 1.1) }'
+	done
+	topo_down
+done
+echo 1 > /sys/module/tcp_multfrc/parameters/n
+finish
