@@ -699,6 +699,7 @@ static void serve_udp(const struct opts *o, int fd)
 		struct sec_hdr sh;
 		struct udp_hdr h;
 		struct interval *iv;
+		bool section;
 		uint64_t t, seq;
 		ssize_t n;
 
@@ -716,26 +717,19 @@ static void serve_udp(const struct opts *o, int fd)
 			continue;
 		if (n < 0)
 			die("recv: %s", strerror(errno));
-		if (sec_hdr_get(buf, n, &sh) && sh.len <= n) {
-			/* a datagram of a section */
-			if (!start)
-				start = t;
-			last = t;
-			iv = interval_at(start, t, o->interval);
-			iv->bytes += n;
-			iv->pkts++;
-			iv->on_time_bytes += sec_rx_datagram(&sec_rx, &sh, t);
-			continue;
-		}
-		if (n < (ssize_t)sizeof(h))
-			continue;
-		memcpy(&h, buf, sizeof(h));
-		if (ntohl(h.magic) != UDP_MAGIC)
-			continue;
-		if (ntohl(h.flags) & UDP_END) {
-			if (start)
-				break;
-			continue;
+		/* a datagram of a section, or of a plain flow */
+		section = sec_hdr_get(buf, n, &sh) && sh.len <= n;
+		if (!section) {
+			if (n < (ssize_t)sizeof(h))
+				continue;
+			memcpy(&h, buf, sizeof(h));
+			if (ntohl(h.magic) != UDP_MAGIC)
+				continue;
+			if (ntohl(h.flags) & UDP_END) {
+				if (start)
+					break;
+				continue;
+			}
 		}
 		if (!start)
 			start = t;
@@ -743,6 +737,10 @@ static void serve_udp(const struct opts *o, int fd)
 		iv = interval_at(start, t, o->interval);
 		iv->bytes += n;
 		iv->pkts++;
+		if (section) {
+			iv->on_time_bytes += sec_rx_datagram(&sec_rx, &sh, t);
+			continue;
+		}
 		seq = be64toh(h.seq);
 		if (seq >= next_seq) {
 			iv->lost += seq - next_seq;
