@@ -54,10 +54,11 @@ def vng_cmd(kernel, accel, args):
            "--cpus", str(args.cpus), "--memory", args.memory]
     if accel == "tcg":
         cmd.append("--disable-kvm")
-    # VM_VERBOSE=1: the kernel's console too, to see an oops that kills
-    # the guest before its log reaches the results directory.
-    if os.environ.get("VM_VERBOSE") == "1":
-        cmd.append("--verbose")
+    # The kernel's serial console, at warning level and above, goes to
+    # vng's stderr (QEMU writes it itself, so it survives a guest that
+    # dies before its log reaches the results directory); the command's
+    # output has its own virtio port on stdout.
+    cmd += ["--verbose", "--append", "loglevel=5"]
     return cmd
 
 
@@ -152,9 +153,14 @@ def run(args):
 
     start = time.monotonic()
     console = open(os.path.join(state, "console"), "wb")
+    # VM_VERBOSE=1 shows the kernel console among the command's output.
+    kconsole = (subprocess.STDOUT if os.environ.get("VM_VERBOSE") == "1"
+                else open(os.path.join(state, "kconsole"), "wb"))
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdout=subprocess.PIPE, stderr=kconsole,
                             start_new_session=True)
+    if kconsole is not subprocess.STDOUT:
+        kconsole.close()
     pumper = threading.Thread(target=pump, args=(proc.stdout, console),
                               daemon=True)
     pumper.start()
@@ -195,9 +201,10 @@ def run(args):
         read(os.path.join(state, "kmsg"), "")
     taint = read(os.path.join(state, "taint"))
     problems = kmsg_scan.scan(kmsg, int(taint) if taint else None)
-    # A guest that died leaves its last words only on the console.
+    # A guest that died leaves its last words only on the consoles.
     if status is None:
-        problems += kmsg_scan.scan(read(os.path.join(state, "console"), ""))
+        for name in ("kconsole", "console"):
+            problems += kmsg_scan.scan(read(os.path.join(state, name), ""))
 
     boot_s = f"{booted:.1f}s" if booted is not None else "-"
     log(f"{kernel} {accel}: boot {boot_s}, total {total:.1f}s, "
@@ -208,6 +215,11 @@ def run(args):
             print(f"vm:   {p}", file=sys.stderr)
     if failure:
         log(failure)
+        tail = read(os.path.join(state, "kconsole"), "").splitlines()[-40:]
+        if tail:
+            log("last lines of the guest kernel's console:")
+            for line in tail:
+                print(f"vm:   {line}", file=sys.stderr)
     if problems or failure:
         log(f"guest state kept in {state}")
         return rc if rc != 0 else 1

@@ -43,8 +43,9 @@ result "a WARN report and a W taint in the guest fail the run" \
 
 $vm -- 'echo 1 > /proc/sys/kernel/sysrq; echo c > /proc/sysrq-trigger; sleep 30' > "$log" 2>&1
 rc=$?
-result "a guest that crashes fails the run" \
-	eval '[ $rc != 0 ] && grep -q "guest ended without a status" "$log"'
+result "a guest that crashes fails the run and its console shows the panic" \
+	eval '[ $rc != 0 ] && grep -q "guest ended without a status" "$log" &&
+		grep -q "vm:   .*Kernel panic - not syncing: sysrq triggered crash" "$log"'
 
 $vm --boot-timeout 3 -- 'true' > "$log" 2>&1
 rc=$?
