@@ -26,4 +26,8 @@ check() { # flag header regex
 # 6.10: cong_control() gained the ACK's sequence and flags.
 check KC_CONG_CONTROL_ACK_FLAG net/tcp.h \
 	'\(\*cong_control\)\(struct sock \*sk, u32 ack, int flag,'
+# 6.4: an ITER_IOVEC's array is iter_iov(i), no longer i->iov.
+check KC_ITER_IOV linux/uio.h 'iter_iov\(const struct iov_iter \*'
+# Until 6.5: struct proto has sendpage (sendfile() uses it).
+check KC_PROTO_SENDPAGE net/sock.h '\(\*sendpage\)\(struct sock \*sk'
 echo

@@ -26,4 +26,11 @@
 	struct sock *sk, const struct rate_sample *rs
 #endif
 
+/* KC_ITER_IOV: the iovec array of an ITER_IOVEC iterator. */
+#ifdef KC_ITER_IOV
+#define kc_iter_iov(i)	iter_iov(i)
+#else
+#define kc_iter_iov(i)	((i)->iov)
+#endif
+
 #endif /* _KCOMPAT_H */

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Time-lined TCP: what the module's files share.  tltcp_main.c holds the
+ * ULP (attach, close, socket options, poll), tltcp_tx.c the send path
+ * (section queue, lifetime timer, framing), tltcp_rx.c the receive path
+ * (parsing, gap reports).  The algorithm is described in tltcp_main.c.
+ */
+#ifndef _NET_TLTCP_H
+#define _NET_TLTCP_H
+
+#include <linux/hrtimer.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/workqueue.h>
+#include <net/inet_connection_sock.h>
+#include <net/sock.h>
+#include <uapi/linux/tltcp.h>
+
+/* Framing on the wire.  Every record starts with this header (big-endian):
+ *
+ *   type     TLTCP_REC_HELLO, _DATA or _ABANDON
+ *   flags    zero
+ *   resv     zero
+ *   len      DATA: payload bytes that follow; ABANDON: bytes abandoned
+ *   section  low 32 bits of the section number
+ *   sec_off  offset in the section of the first byte described
+ *   sec_len  length of the section
+ *
+ * A HELLO (len 0, section TLTCP_MAGIC, sec_off TLTCP_VERSION) opens each
+ * direction.  An ABANDON always covers the rest of its section.
+ */
+struct tltcp_wire_hdr {
+	u8	type;
+	u8	flags;
+	__be16	resv;
+	__be32	len;
+	__be32	section;
+	__be32	sec_off;
+	__be32	sec_len;
+} __packed;
+
+#define TLTCP_HDR_LEN		sizeof(struct tltcp_wire_hdr)
+#define TLTCP_REC_HELLO		1
+#define TLTCP_REC_DATA		2
+#define TLTCP_REC_ABANDON	3
+#define TLTCP_MAGIC		0x544c5443	/* "TLTC" */
+#define TLTCP_VERSION		1
+/* Largest DATA payload in one record: what TCP owes once it has a header. */
+#define TLTCP_MAX_RECORD	(64U << 10)
+/* Sections of a plain write() (no MSG_TL) are at most this long. */
+#define TLTCP_STREAM_SECTION	(64U << 10)
+/* Sections waiting in one socket's queue. */
+#define TLTCP_MAX_QUEUED	65536U
+
+struct tltcp_section {
+	struct list_head	list;
+	u64			id;
+	u64			deadline;	/* ns, CLOCK_MONOTONIC; U64_MAX: none */
+	u32			len;
+	u32			sent;		/* bytes handed to TCP */
+	u32			end_seq;	/* TCP sequence after them */
+	bool			expired;	/* deadline passed, rest abandoned */
+	u8			*data;		/* NULL once expired and not in use */
+};
+
+/* The record TCP has been promised but has not taken whole yet. */
+struct tltcp_tx_record {
+	struct tltcp_wire_hdr	hdr;
+	const u8		*payload;
+	struct tltcp_section	*sec;		/* owner of payload */
+	u32			len;		/* header + payload */
+	u32			done;		/* bytes TCP took */
+};
+
+struct tltcp_rx {
+	struct mutex		lock;		/* one reader at a time */
+	u8			hdr[TLTCP_HDR_LEN];
+	u32			hdr_have;
+	u8			type;		/* of the record being read */
+	u32			left;		/* its bytes not yet returned */
+	bool			hello;		/* the peer's HELLO arrived */
+	bool			started;	/* a section has begun */
+	bool			in_section;	/* section not complete yet */
+	u64			section;
+	u32			sec_off;	/* of the next byte */
+	u32			sec_len;
+	u64			stream_off;	/* of the next byte */
+	int			err;		/* sticky framing error */
+};
+
+enum {
+	TLTCP_CLOSING,		/* close started: nothing may queue work */
+};
+
+struct tltcp_ctx {
+	struct sock		*sk;
+	struct proto		*sk_proto;	/* TCP's, restored on close */
+	void			(*saved_write_space)(struct sock *sk);
+	unsigned long		flags;
+
+	/* send side, under the socket lock */
+	struct list_head	sendq;
+	u32			queued_mem;	/* charged bytes in sendq */
+	u32			queued_sections;
+	u64			next_id;
+	u64			default_deadline;
+	u32			sndq_limit;	/* 0: sk_sndbuf */
+	u32			notsent;	/* 0: two MSS */
+	bool			fin_pending;	/* shutdown(SHUT_WR) waits */
+	struct tltcp_tx_record	txr;
+	u64			timer_at;	/* U64_MAX: not armed */
+	struct hrtimer		timer;		/* lifetime timer */
+	struct work_struct	tx_work;
+	/* estimate of obsolete retransmissions */
+	u32			obsolete_end;	/* TCP seq; valid if tracking */
+	bool			obsolete_tracking;
+	u64			retrans_mark;
+
+	struct tltcp_rx		rx;
+	struct tl_info		info;
+	struct rcu_head		rcu;
+};
+
+static inline struct tltcp_ctx *tltcp_get_ctx(const struct sock *sk)
+{
+	const struct inet_connection_sock *icsk = inet_csk(sk);
+
+	/* Stable while the socket is locked or in an RCU section. */
+	return (__force struct tltcp_ctx *)icsk->icsk_ulp_data;
+}
+
+/* tltcp_tx.c */
+void tltcp_tx_init(struct sock *sk, struct tltcp_ctx *ctx);
+int tltcp_sendmsg(struct sock *sk, struct msghdr *msg, size_t size);
+void tltcp_push(struct sock *sk, struct tltcp_ctx *ctx);
+void tltcp_write_space(struct sock *sk);
+bool tltcp_sndq_has_room(const struct sock *sk, const struct tltcp_ctx *ctx);
+void tltcp_tx_close(struct sock *sk, struct tltcp_ctx *ctx, long timeout);
+void tltcp_shutdown(struct sock *sk, int how);
+void tltcp_update_obsolete(struct sock *sk, struct tltcp_ctx *ctx);
+u32 tltcp_notsent(const struct sock *sk, const struct tltcp_ctx *ctx);
+
+/* tltcp_rx.c */
+void tltcp_rx_init(struct tltcp_ctx *ctx);
+int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
+		  int flags, int *addr_len);
+
+#endif /* _NET_TLTCP_H */

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Time-lined TCP, receive side: parse the peer's records and tell the
+ * application where its data and the gaps are.
+ *
+ * Records are parsed in recvmsg(), in process context: headers are read
+ * from TCP into the context, payload straight into the caller's buffer,
+ * both through TCP's own recvmsg, so that receive-window updates, SO_RCVLOWAT,
+ * timeouts and signals behave as on a TCP socket.  A mutex keeps concurrent
+ * readers from splitting a record between them.
+ *
+ * With MSG_TL one call returns one piece of one section (TL_DATA) or of
+ * one gap (TL_GAP: the buffer is zero-filled, the return value is the
+ * gap's length, at most the buffer's), never both and never a 0 for a
+ * gap.  Without MSG_TL the data bytes are returned as a stream, gaps
+ * skipped.  Anything the peer sends that is not a well-formed record
+ * stream aborts the connection with EPROTO.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/sched/signal.h>
+#include <linux/uio.h>
+#include <net/tcp.h>
+#include <compat/kcompat.h>
+
+#include "tltcp.h"
+
+void tltcp_rx_init(struct tltcp_ctx *ctx)
+{
+	mutex_init(&ctx->rx.lock);
+}
+
+/* The peer broke the framing: fail the connection (RST, sk_err EPROTO). */
+static int tltcp_rx_fail(struct sock *sk, struct tltcp_ctx *ctx)
+{
+	ctx->rx.err = -EPROTO;
+	tcp_abort(sk, EPROTO);
+	return -EPROTO;
+}
+
+/* Check the header just read against the stream so far; 1 if good. */
+static int tltcp_rx_parse(struct sock *sk, struct tltcp_ctx *ctx)
+{
+	const struct tltcp_wire_hdr *h = (const void *)ctx->rx.hdr;
+	u32 len = be32_to_cpu(h->len), sec = be32_to_cpu(h->section);
+	u32 off = be32_to_cpu(h->sec_off), slen = be32_to_cpu(h->sec_len);
+	struct tltcp_rx *rx = &ctx->rx;
+
+	if (h->flags || h->resv)
+		return tltcp_rx_fail(sk, ctx);
+	if (!rx->hello) {
+		if (h->type != TLTCP_REC_HELLO || sec != TLTCP_MAGIC ||
+		    off != TLTCP_VERSION || len || slen)
+			return tltcp_rx_fail(sk, ctx);
+		rx->hello = true;
+		return 1;
+	}
+	if (h->type == TLTCP_REC_DATA) {
+		if (!len || len > TLTCP_MAX_RECORD)
+			return tltcp_rx_fail(sk, ctx);
+	} else if (h->type != TLTCP_REC_ABANDON || !len) {
+		return tltcp_rx_fail(sk, ctx);
+	}
+
+	if (rx->in_section) {
+		if (sec != (u32)rx->section || off != rx->sec_off ||
+		    slen != rx->sec_len)
+			return tltcp_rx_fail(sk, ctx);
+	} else {
+		u64 next = rx->started ? rx->section + 1 : 0;
+
+		if (sec != (u32)next || off || !slen ||
+		    slen > TL_MAX_SECTION_LEN)
+			return tltcp_rx_fail(sk, ctx);
+		rx->started = true;
+		rx->section = next;
+		rx->sec_off = 0;
+		rx->sec_len = slen;
+		rx->in_section = true;
+		ctx->info.sections_received++;
+	}
+	if (len > slen - off ||
+	    (h->type == TLTCP_REC_ABANDON && len != slen - off))
+		return tltcp_rx_fail(sk, ctx);
+
+	rx->type = h->type;
+	rx->left = len;
+	if (h->type == TLTCP_REC_ABANDON) {
+		ctx->info.gaps_received++;
+		ctx->info.bytes_gap += len;
+	}
+	return 1;
+}
+
+/* Read (the rest of) a record header: 1 when one is parsed, 0 at the end
+ * of the stream, or an error (-EAGAIN while it is incomplete).
+ */
+static int tltcp_rx_header(struct sock *sk, struct tltcp_ctx *ctx,
+			   int bflags, int *addr_len)
+{
+	struct tltcp_rx *rx = &ctx->rx;
+	struct msghdr kmsg = {};
+	struct kvec iov;
+	int ret;
+
+	iov.iov_base = rx->hdr + rx->hdr_have;
+	iov.iov_len = TLTCP_HDR_LEN - rx->hdr_have;
+	iov_iter_kvec(&kmsg.msg_iter, ITER_DEST, &iov, 1, iov.iov_len);
+	ret = ctx->sk_proto->recvmsg(sk, &kmsg, iov.iov_len,
+				     bflags | MSG_WAITALL, addr_len);
+	if (ret < 0)
+		return ret;
+	if (!ret) {
+		/* The stream may end between records, not inside one. */
+		if (rx->hdr_have)
+			return tltcp_rx_fail(sk, ctx);
+		return 0;
+	}
+	rx->hdr_have += ret;
+	if (rx->hdr_have < TLTCP_HDR_LEN)
+		return signal_pending(current) ? -EINTR : -EAGAIN;
+	rx->hdr_have = 0;
+	return tltcp_rx_parse(sk, ctx);
+}
+
+static void tltcp_rx_advance(struct tltcp_rx *rx, u32 n)
+{
+	rx->left -= n;
+	rx->sec_off += n;
+	rx->stream_off += n;
+	if (rx->sec_off == rx->sec_len)
+		rx->in_section = false;
+}
+
+static void tltcp_put_record(struct msghdr *msg, const struct tltcp_rx *rx,
+			     int type, u32 n)
+{
+	struct tl_record rec = {
+		.stream_off	= rx->stream_off,
+		.section	= rx->section,
+		.sec_len	= rx->sec_len,
+		.sec_off	= rx->sec_off,
+		.len		= n,
+		.flags		= rx->sec_off + n == rx->sec_len ?
+				  TL_REC_SECTION_END : 0,
+	};
+
+	put_cmsg(msg, SOL_TLTCP, type, sizeof(rec), &rec);
+}
+
+int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
+		  int flags, int *addr_len)
+{
+	struct tltcp_ctx *ctx = tltcp_get_ctx(sk);
+	struct tltcp_rx *rx = &ctx->rx;
+	bool tl = flags & MSG_TL;
+	size_t copied = 0;
+	int err = 0;
+
+	if (flags & MSG_ERRQUEUE)
+		return ctx->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+	if (flags & (MSG_OOB | MSG_PEEK | MSG_TRUNC))
+		return -EOPNOTSUPP;
+	if (!len)
+		return 0;
+	if (mutex_lock_interruptible(&rx->lock))
+		return -ERESTARTSYS;
+
+	for (;;) {
+		/* Once something is copied, only wait if MSG_WAITALL asks. */
+		int bflags = flags & MSG_DONTWAIT;
+		int ret;
+		u32 n;
+
+		if (copied && (tl || !(flags & MSG_WAITALL)))
+			bflags = MSG_DONTWAIT;
+		if (rx->err) {
+			err = rx->err;
+			break;
+		}
+		if (!rx->left) {
+			err = tltcp_rx_header(sk, ctx, bflags, addr_len);
+			if (err <= 0)
+				break;
+			continue;
+		}
+
+		if (rx->type == TLTCP_REC_ABANDON) {
+			if (!tl) {
+				tltcp_rx_advance(rx, rx->left);
+				continue;
+			}
+			if (copied)
+				break;
+			n = min_t(size_t, rx->left, len);
+			if (iov_iter_zero(n, &msg->msg_iter) != n) {
+				err = -EFAULT;
+				break;
+			}
+			tltcp_put_record(msg, rx, TL_GAP, n);
+			tltcp_rx_advance(rx, n);
+			copied = n;
+			break;
+		}
+
+		if ((tl && copied) || copied == len)
+			break;
+		n = min_t(size_t, rx->left, len - copied);
+		ret = ctx->sk_proto->recvmsg(sk, msg, n,
+					     bflags | (flags & MSG_WAITALL),
+					     addr_len);
+		if (ret < 0) {
+			err = ret;
+			break;
+		}
+		if (!ret) {
+			err = tltcp_rx_fail(sk, ctx);
+			break;
+		}
+		if (tl)
+			tltcp_put_record(msg, rx, TL_DATA, ret);
+		tltcp_rx_advance(rx, ret);
+		ctx->info.bytes_received += ret;
+		copied += ret;
+		if (tl)
+			break;
+	}
+	mutex_unlock(&rx->lock);
+	return copied ? copied : err;
+}
