@@ -212,10 +212,11 @@ static int tltcp_getsockopt(struct sock *sk, int level, int optname,
 	lock_sock(sk);
 	switch (optname) {
 	case TL_INFO:
-		mutex_lock(&ctx->rx.lock);
+		/* Not rx.lock: a reader holds it while it blocks.  The
+		 * receive counters are written by that reader alone.
+		 */
 		tltcp_update_obsolete(sk, ctx);
 		info = ctx->info;
-		mutex_unlock(&ctx->rx.lock);
 		size = min_t(int, len, sizeof(info));
 		break;
 	case TL_DEFAULT_DEADLINE:

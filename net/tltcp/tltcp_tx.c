@@ -184,7 +184,8 @@ static void tltcp_expire(struct sock *sk, struct tltcp_ctx *ctx)
 	if (now < ctx->timer_at)
 		return;
 	list_for_each_entry(sec, &ctx->sendq, list) {
-		if (sec->expired)
+		/* Whole in TCP already, waiting for its last record. */
+		if (sec->expired || sec->sent == sec->len)
 			continue;
 		if (sec->deadline <= now)
 			tltcp_abandon(sk, ctx, sec);
@@ -263,7 +264,9 @@ static void tltcp_purge(struct sock *sk, struct tltcp_ctx *ctx)
 	ctx->txr.sec = NULL;
 	ctx->txr.payload = NULL;
 	list_for_each_entry_safe(sec, tmp, &ctx->sendq, list) {
-		if (!sec->expired)
+		if (sec->sent == sec->len)
+			ctx->info.sections_completed++;
+		else if (!sec->expired)
 			tltcp_abandon(sk, ctx, sec);
 		tltcp_dequeue(sk, ctx, sec);
 	}
