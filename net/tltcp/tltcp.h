@@ -143,6 +143,7 @@ u32 tltcp_notsent(const struct sock *sk, const struct tltcp_ctx *ctx);
 
 /* tltcp_rx.c */
 void tltcp_rx_init(struct tltcp_ctx *ctx);
+void tltcp_rx_close(struct sock *sk, struct tltcp_ctx *ctx);
 int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		  int flags, int *addr_len);
 

@@ -259,6 +259,7 @@ static void tltcp_close(struct sock *sk, long timeout)
 	struct tltcp_ctx *ctx = tltcp_get_ctx(sk);
 	struct proto *base = ctx->sk_proto;
 
+	tltcp_rx_close(sk, ctx);
 	lock_sock(sk);
 	set_bit(TLTCP_CLOSING, &ctx->flags);
 	release_sock(sk);

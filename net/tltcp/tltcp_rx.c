@@ -124,6 +124,18 @@ static int tltcp_rx_header(struct sock *sk, struct tltcp_ctx *ctx,
 	return tltcp_rx_parse(sk, ctx);
 }
 
+/* close(): TCP resets a connection whose receive queue still holds data
+ * ("data was lost").  The peer's HELLO is the module's, not the
+ * application's: a sender that never reads must still end with a FIN.
+ */
+void tltcp_rx_close(struct sock *sk, struct tltcp_ctx *ctx)
+{
+	int addr_len = 0;
+
+	if (!ctx->rx.hello && !ctx->rx.err)
+		tltcp_rx_header(sk, ctx, MSG_DONTWAIT, &addr_len);
+}
+
 static void tltcp_rx_advance(struct tltcp_rx *rx, u32 n)
 {
 	rx->left -= n;

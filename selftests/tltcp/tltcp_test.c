@@ -1,0 +1,2099 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Selftests of the "tltcp" TCP upper-layer protocol (time-lined TCP), its
+ * user-space contract being include/uapi/linux/tltcp.h.
+ *
+ * Every test runs in a network namespace of its own, over lo, once with
+ * IPv4 and once with IPv6: the fixture connects a client (the sending end,
+ * "snd") to an accepted socket (the receiving end, "rcv") and attaches
+ * tltcp on both.  Tests that need a shaped link put netem on lo and open a
+ * new pair, so that the connection's MSS follows lo's reduced MTU.
+ *
+ * Section contents are pat(section, offset), a mixing function of both,
+ * so every data byte the receiver gets says whether it belongs where the
+ * receiver was told it does.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include <linux/tltcp.h>
+
+#include "../kselftest_harness.h"
+
+#ifndef TCP_ULP
+#define TCP_ULP 31
+#endif
+#ifndef SO_ZEROCOPY
+#define SO_ZEROCOPY 60
+#endif
+#ifndef MSG_ZEROCOPY
+#define MSG_ZEROCOPY 0x4000000
+#endif
+
+#define NSEC_PER_SEC	1000000000ULL
+#define NSEC_PER_MSEC	1000000ULL
+#define SEC(x)		((__u64)(x) * NSEC_PER_SEC)
+#define MSEC(x)		((__u64)(x) * NSEC_PER_MSEC)
+
+/* TCP_INFO's tcpi_state of a closed socket (include/net/tcp_states.h). */
+#define TCP_STATE_CLOSE	7
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static void sleep_until(__u64 t)
+{
+	struct timespec ts = {
+		.tv_sec = t / NSEC_PER_SEC,
+		.tv_nsec = t % NSEC_PER_SEC,
+	};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	sleep_until(now_ns() + MSEC(ms));
+}
+
+static __u32 rnd(__u32 *state)
+{
+	__u32 x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	*state = x;
+	return x;
+}
+
+/* The byte at offset @o of section @s. */
+static inline __u8 pat(__u64 s, __u64 o)
+{
+	__u32 x = (__u32)(s * 0x9e3779b1U) ^ (__u32)(o * 0x85ebca77U);
+
+	x ^= x >> 15;
+	x *= 0x2c1b3c6dU;
+	x ^= x >> 13;
+	return x >> 24;
+}
+
+static void fill(void *buf, __u64 s, __u64 off, size_t len)
+{
+	__u8 *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(s, off + i);
+}
+
+/* Index of the first byte of @buf that is not section @s from @off, or -1. */
+static long mismatch(const void *buf, __u64 s, __u64 off, size_t len)
+{
+	const __u8 *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(s, off + i))
+			return i;
+	return -1;
+}
+
+static long first_nonzero(const void *buf, size_t len)
+{
+	const __u8 *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return i;
+	return -1;
+}
+
+static void *section_buf(__u64 s, size_t len)
+{
+	void *buf = malloc(len ? len : 1);
+
+	if (buf)
+		fill(buf, s, 0, len);
+	return buf;
+}
+
+/* Memory a forked child writes its results to. */
+static void *shared_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Sockets */
+
+static int tl_attach(int fd)
+{
+	return setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tltcp", sizeof("tltcp"));
+}
+
+static void set_timeouts(int fd, unsigned int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static int set_nonblock(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	return fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+}
+
+static int set_u32(int fd, int opt, __u32 val)
+{
+	return setsockopt(fd, SOL_TLTCP, opt, &val, sizeof(val));
+}
+
+static int set_u64(int fd, int opt, __u64 val)
+{
+	return setsockopt(fd, SOL_TLTCP, opt, &val, sizeof(val));
+}
+
+static int get_info(int fd, struct tl_info *info)
+{
+	socklen_t len = sizeof(*info);
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	ret = getsockopt(fd, SOL_TLTCP, TL_INFO, info, &len);
+	if (!ret && len != sizeof(*info)) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return ret;
+}
+
+static int tcp_state(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		return -1;
+	return ti.tcpi_state;
+}
+
+struct pair_opts {
+	bool plain_snd;		/* leave the sending end plain TCP */
+	bool plain_rcv;		/* leave the receiving end plain TCP */
+	int rcv_window;		/* bound on the receiving end's window */
+};
+
+static void loopback_addr(int family, struct sockaddr_storage *ss,
+			  socklen_t *len)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		*len = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = in6addr_loopback;
+		*len = sizeof(*sin6);
+	}
+}
+
+/* A socket listening on the loopback address, ephemeral port, in @ss. */
+static int tl_listener(struct __test_metadata *_metadata, int family,
+		       int window, struct sockaddr_storage *ss, socklen_t *len)
+{
+	int fd, one = 1;
+
+	loopback_addr(family, ss, len);
+	fd = socket(family, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)));
+	/*
+	 * A small receive window, inherited by the accepted socket and in
+	 * force from the SYN-ACK on.  TCP_WINDOW_CLAMP alone is not enough:
+	 * 6.12 resets the clamp from the receive buffer whenever its
+	 * scaling ratio changes, and autotuning grows the buffer.  A fixed
+	 * SO_RCVBUF of the same size (doubled by the kernel) bounds the
+	 * window on both kernels and turns autotuning off.
+	 */
+	if (window) {
+		ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVBUF,
+					&window, sizeof(window)));
+		ASSERT_EQ(0, setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP,
+					&window, sizeof(window)));
+	}
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)ss, *len));
+	ASSERT_EQ(0, listen(fd, 1024));
+	ASSERT_EQ(0, getsockname(fd, (struct sockaddr *)ss, len));
+	return fd;
+}
+
+/* A connected pair: *snd the client end, *rcv the accepted end. */
+static void tl_pair(struct __test_metadata *_metadata, int family,
+		    const struct pair_opts *o, int *snd, int *rcv)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int lfd, c, s;
+
+	lfd = tl_listener(_metadata, family, o->rcv_window, &ss, &len);
+	c = socket(family, SOCK_STREAM, 0);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, connect(c, (struct sockaddr *)&ss, len));
+	s = accept(lfd, NULL, NULL);
+	ASSERT_LE(0, s);
+	close(lfd);
+	set_timeouts(c, 10000);
+	set_timeouts(s, 10000);
+	*snd = c;
+	*rcv = s;
+	if (!o->plain_snd)
+		ASSERT_EQ(0, tl_attach(c)) {
+			TH_LOG("attaching tltcp to the client: %s", strerror(errno));
+		}
+	if (!o->plain_rcv)
+		ASSERT_EQ(0, tl_attach(s)) {
+			TH_LOG("attaching tltcp to the accepted socket: %s", strerror(errno));
+		}
+}
+
+/*
+ * Shape lo to @bps bit/s with netem (both directions share it, ACKs
+ * included).  lo's 64 KiB MTU would make every packet a quarter of a
+ * second at 2 Mbit/s: a 1500-byte MTU and one segment per skb make the
+ * queue move packet by packet.  Connections opened afterwards use it.
+ */
+static void shape_lo(struct __test_metadata *_metadata, unsigned int bps)
+{
+	char cmd[128];
+
+	ASSERT_EQ(0, system("ip link set dev lo mtu 1500"));
+	/* Best effort: older iproute2 cannot set it. */
+	if (system("ip link set dev lo gso_max_segs 1 2>/dev/null"))
+		TH_LOG("could not set lo's gso_max_segs (continuing)");
+	snprintf(cmd, sizeof(cmd),
+		 "tc qdisc replace dev lo root netem rate %ubit", bps);
+	ASSERT_EQ(0, system(cmd)) {
+		TH_LOG("'%s' failed (sch_netem missing?)", cmd);
+	}
+}
+
+/* Sending */
+
+/*
+ * sendmsg() @n sections (@iov) with a control message of type @ctype (0:
+ * none) carrying @ndl deadlines.  errno is that of sendmsg().
+ */
+static ssize_t tl_sendv(int fd, const struct iovec *iov, size_t n,
+			const __u64 *dl, size_t ndl, int ctype, int flags)
+{
+	size_t clen = ctype ? CMSG_SPACE(ndl * sizeof(__u64)) : 0;
+	struct msghdr msg = {
+		.msg_iov = (struct iovec *)iov,
+		.msg_iovlen = n,
+	};
+	struct cmsghdr *c;
+	ssize_t ret;
+	int err;
+
+	if (clen) {
+		msg.msg_control = calloc(1, clen);
+		if (!msg.msg_control)
+			return -1;
+		msg.msg_controllen = clen;
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_TLTCP;
+		c->cmsg_type = ctype;
+		c->cmsg_len = CMSG_LEN(ndl * sizeof(__u64));
+		memcpy(CMSG_DATA(c), dl, ndl * sizeof(__u64));
+	}
+	ret = sendmsg(fd, &msg, flags);
+	err = errno;
+	free(msg.msg_control);
+	errno = err;
+	return ret;
+}
+
+/* One section of @len bytes, numbered @s, relative deadline @dl. */
+static ssize_t tl_send1(int fd, __u64 s, size_t len, __u64 dl, int flags)
+{
+	struct iovec iov = { .iov_len = len };
+	ssize_t ret;
+	int err;
+
+	iov.iov_base = section_buf(s, len);
+	if (!iov.iov_base)
+		return -1;
+	ret = tl_sendv(fd, &iov, 1, &dl, 1, TL_DEADLINE, flags | MSG_TL);
+	err = errno;
+	free(iov.iov_base);
+	errno = err;
+	return ret;
+}
+
+/* Wait until the module's queue of @fd is empty; 0 or -1 on timeout. */
+static int wait_drained(int fd, unsigned int ms, struct tl_info *info)
+{
+	__u64 end = now_ns() + MSEC(ms);
+
+	for (;;) {
+		if (get_info(fd, info))
+			return -1;
+		if (!info->bytes_queued && !info->sections_queued)
+			return 0;
+		if (now_ns() > end)
+			return -1;
+		sleep_ms(5);
+	}
+}
+
+/* Receiving */
+
+struct rxmsg {
+	ssize_t ret;
+	int err;		/* errno when ret < 0 */
+	int ncmsg;		/* control messages received */
+	int type;		/* TL_DATA, TL_GAP, or -1: something else */
+	int mflags;		/* msg_flags */
+	struct tl_record r;
+};
+
+static void tl_recv(int fd, void *buf, size_t len, int flags,
+		    struct rxmsg *m)
+{
+	union {
+		char buf[4 * CMSG_SPACE(sizeof(struct tl_record))];
+		struct cmsghdr align;
+	} cbuf;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf.buf,
+		.msg_controllen = sizeof(cbuf.buf),
+	};
+	struct cmsghdr *c;
+
+	memset(m, 0, sizeof(*m));
+	m->ret = recvmsg(fd, &msg, flags);
+	m->err = m->ret < 0 ? errno : 0;
+	if (m->ret < 0)
+		return;
+	m->mflags = msg.msg_flags;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		m->ncmsg++;
+		if (c->cmsg_level == SOL_TLTCP &&
+		    (c->cmsg_type == TL_DATA || c->cmsg_type == TL_GAP) &&
+		    c->cmsg_len == CMSG_LEN(sizeof(struct tl_record))) {
+			m->type = c->cmsg_type;
+			memcpy(&m->r, CMSG_DATA(c), sizeof(m->r));
+		} else {
+			m->type = -1;
+		}
+	}
+}
+
+/*
+ * What a receiver reading with MSG_TL has seen, checked record by record
+ * against the contract: records follow one another in the stream of
+ * section bytes, sections are numbered from 0 and covered from offset 0
+ * to their length, TL_REC_SECTION_END marks exactly their last record, a
+ * gap runs to its section's end, gaps read as zeros and data as
+ * pat(section, offset).
+ */
+struct rx {
+	const __u64 *lens;	/* expected section lengths, or NULL */
+	__u64 nsec;		/* entries of lens and of the arrays below */
+	__u64 *sec_data;	/* per section: data bytes */
+	__u64 *sec_gap;		/* per section: gap bytes */
+	__u64 stream_off;	/* next record's expected position */
+	__u64 section;
+	__u64 sec_off;		/* 0: the next record begins a section */
+	__u64 sec_len;
+	bool in_gap;
+	__u64 data, gap;	/* bytes */
+	__u64 gaps;		/* sections with a gap */
+	__u64 records;
+	__u8 *buf;
+	size_t bufsz;
+};
+
+static int rx_init(struct rx *rx, const __u64 *lens, __u64 nsec, size_t bufsz)
+{
+	memset(rx, 0, sizeof(*rx));
+	rx->lens = lens;
+	rx->nsec = nsec;
+	rx->bufsz = bufsz;
+	rx->buf = malloc(bufsz);
+	if (nsec) {
+		rx->sec_data = calloc(nsec, sizeof(__u64));
+		rx->sec_gap = calloc(nsec, sizeof(__u64));
+	}
+	return rx->buf && (!nsec || (rx->sec_data && rx->sec_gap)) ? 0 : -1;
+}
+
+static void rx_free(struct rx *rx)
+{
+	free(rx->buf);
+	free(rx->sec_data);
+	free(rx->sec_gap);
+}
+
+/* A record and what was expected, for failure messages. */
+static const char *rec_str(const struct rxmsg *m, const struct rx *rx)
+{
+	static char str[256];
+
+	snprintf(str, sizeof(str),
+		 "record: ret %zd type %d stream_off %llu section %llu sec_len %llu sec_off %u len %u flags %#x; expected stream_off %llu section %llu sec_off %llu",
+		 m->ret, m->type, (unsigned long long)m->r.stream_off,
+		 (unsigned long long)m->r.section,
+		 (unsigned long long)m->r.sec_len, m->r.sec_off, m->r.len,
+		 m->r.flags, (unsigned long long)rx->stream_off,
+		 (unsigned long long)rx->section,
+		 (unsigned long long)rx->sec_off);
+	return str;
+}
+
+static void rx_check(struct __test_metadata *_metadata, struct rx *rx,
+		     const struct rxmsg *m)
+{
+	const struct tl_record *r = &m->r;
+	__u64 end, len = m->ret;
+	long bad;
+
+	ASSERT_EQ(1, m->ncmsg) TH_LOG("%d control messages, %s",
+				      m->ncmsg, rec_str(m, rx));
+	ASSERT_TRUE(m->type == TL_DATA || m->type == TL_GAP)
+		TH_LOG("not a TL_DATA/TL_GAP record: %s", rec_str(m, rx));
+	ASSERT_EQ(0, m->mflags & MSG_CTRUNC);
+	ASSERT_EQ(len, r->len) TH_LOG("%s", rec_str(m, rx));
+	ASSERT_EQ(rx->stream_off, r->stream_off) TH_LOG("%s", rec_str(m, rx));
+	ASSERT_EQ(rx->section, r->section) TH_LOG("%s", rec_str(m, rx));
+	ASSERT_EQ(rx->sec_off, r->sec_off) TH_LOG("%s", rec_str(m, rx));
+	if (!rx->sec_off) {
+		ASSERT_LT(0, r->sec_len) TH_LOG("%s", rec_str(m, rx));
+		if (rx->lens) {
+			ASSERT_LT(r->section, rx->nsec)
+				TH_LOG("section beyond those sent: %s",
+				       rec_str(m, rx));
+			ASSERT_EQ(rx->lens[r->section], r->sec_len)
+				TH_LOG("wrong sec_len: %s", rec_str(m, rx));
+		}
+		rx->sec_len = r->sec_len;
+		rx->in_gap = false;
+	} else {
+		ASSERT_EQ(rx->sec_len, r->sec_len) TH_LOG("%s", rec_str(m, rx));
+	}
+	end = (__u64)r->sec_off + r->len;
+	ASSERT_LE(end, r->sec_len)
+		TH_LOG("record crosses its section's end: %s", rec_str(m, rx));
+	ASSERT_EQ(end == r->sec_len ? TL_REC_SECTION_END : 0U, r->flags)
+		TH_LOG("flags wrong: %s", rec_str(m, rx));
+	if (m->type == TL_GAP) {
+		bad = first_nonzero(rx->buf, len);
+		ASSERT_EQ(-1, bad) TH_LOG("gap byte %ld not zero: %s", bad,
+					  rec_str(m, rx));
+		if (!rx->in_gap)
+			rx->gaps++;
+		rx->in_gap = true;
+		rx->gap += len;
+		if (rx->sec_gap && r->section < rx->nsec)
+			rx->sec_gap[r->section] += len;
+	} else {
+		ASSERT_FALSE(rx->in_gap)
+			TH_LOG("data after a gap in the same section: %s",
+			       rec_str(m, rx));
+		bad = mismatch(rx->buf, r->section, r->sec_off, len);
+		ASSERT_EQ(-1, bad) TH_LOG("data byte %ld wrong: %s", bad,
+					  rec_str(m, rx));
+		rx->data += len;
+		if (rx->sec_data && r->section < rx->nsec)
+			rx->sec_data[r->section] += len;
+	}
+	rx->records++;
+	rx->stream_off += len;
+	rx->sec_off += len;
+	if (end == r->sec_len) {
+		rx->section++;
+		rx->sec_off = 0;
+		rx->in_gap = false;
+	}
+}
+
+/*
+ * One recvmsg(MSG_TL | @flags) of at most @len bytes, checked: returns the
+ * bytes (a record was checked), 0 (EOF) or -errno.
+ */
+static ssize_t rx_one(struct __test_metadata *_metadata, struct rx *rx,
+		      int fd, size_t len, int flags)
+{
+	struct rxmsg m;
+
+	if (len > rx->bufsz)
+		len = rx->bufsz;
+	memset(rx->buf, 0xa5, len);
+	tl_recv(fd, rx->buf, len, flags | MSG_TL, &m);
+	if (m.ret < 0)
+		return -m.err;
+	if (m.ret == 0) {
+		/* EOF carries no record. */
+		ASSERT_EQ(0, m.ncmsg) TH_LOG("EOF with a control message");
+		return 0;
+	}
+	rx_check(_metadata, rx, &m);
+	return m.ret;
+}
+
+/* Read records until the current section ends; returns that section. */
+static __u64 rx_section(struct __test_metadata *_metadata, struct rx *rx,
+			int fd)
+{
+	__u64 s = rx->section;
+	ssize_t ret;
+
+	do {
+		ret = rx_one(_metadata, rx, fd, rx->bufsz, 0);
+		ASSERT_LT(0, ret) TH_LOG("recvmsg in section %llu: %s",
+					 (unsigned long long)s,
+					 ret ? strerror(-ret) : "EOF");
+	} while (rx->section == s);
+	return s;
+}
+
+/* Read to EOF; returns 0 or the -errno that ended it. */
+static ssize_t rx_to_eof(struct __test_metadata *_metadata, struct rx *rx,
+			 int fd, size_t len)
+{
+	ssize_t ret;
+
+	do {
+		ret = rx_one(_metadata, rx, fd, len, 0);
+	} while (ret > 0);
+	return ret;
+}
+
+/* Send one section numbered @s and receive it whole on @rfd. */
+static void roundtrip(struct __test_metadata *_metadata, struct rx *rx,
+		      int sfd, int rfd, __u64 s, size_t len)
+{
+	__u64 data = rx->data;
+
+	ASSERT_EQ((ssize_t)len, tl_send1(sfd, s, len, SEC(5), 0))
+		TH_LOG("sendmsg: %s", strerror(errno));
+	ASSERT_EQ(s, rx->section);
+	ASSERT_EQ(s, rx_section(_metadata, rx, rfd));
+	ASSERT_EQ(data + len, rx->data) TH_LOG("section %llu not all data",
+					       (unsigned long long)s);
+}
+
+/* Children: sending ends that run beside a receiving test process. */
+
+struct job {
+	int fd;
+	int nsec;		/* sections to send (child_send) */
+	const __u64 *lens;
+	__u64 deadline;		/* relative, ns */
+	__u32 seed;		/* random batches of up to 16; 0: one a call */
+	bool shut;		/* shutdown(SHUT_WR) at the end */
+	/* child_periodic */
+	int nper;		/* sections sent one by one, every period */
+	int nburst;		/* then sections sent in one call */
+	__u64 len, period;
+	__u64 sent[32];		/* out: bytes_sent of each periodic section */
+	/* child_close */
+	int sync_fd;
+	int close_rc, close_err;
+	__u64 close_ns;
+	/* child_drain */
+	__u64 data, gaps, bad;
+	int rx_err;
+};
+
+static pid_t spawn(int (*fn)(struct job *), struct job *j)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(fn(j));
+	}
+	return pid;
+}
+
+static int reap(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128 + WTERMSIG(st);
+}
+
+/* Send j->nsec sections with blocking sendmsg, in batches. */
+static int child_send(struct job *j)
+{
+	__u32 rng = j->seed;
+	int s = 0;
+
+	while (s < j->nsec) {
+		int n = j->seed ? 1 + rnd(&rng) % 16 : 1, i, rc = 0;
+		struct iovec iov[16];
+		__u64 dl[16];
+		ssize_t ret, acc;
+
+		if (n > j->nsec - s)
+			n = j->nsec - s;
+		for (i = 0; i < n; i++) {
+			iov[i].iov_len = j->lens[s + i];
+			iov[i].iov_base = section_buf(s + i, iov[i].iov_len);
+			if (!iov[i].iov_base)
+				return 10;
+			dl[i] = j->deadline;
+		}
+		ret = tl_sendv(j->fd, iov, n, dl, n, TL_DEADLINE, MSG_TL);
+		if (ret <= 0) {
+			fprintf(stderr, "# sender: sendmsg of sections %d..%d returned %zd: %s\n",
+				s, s + n - 1, ret, strerror(errno));
+			rc = 1;
+		}
+		for (acc = 0, i = 0; i < n && acc < ret; i++)
+			acc += iov[i].iov_len;
+		if (!rc && acc != ret) {
+			fprintf(stderr, "# sender: sendmsg returned %zd, not whole sections\n",
+				ret);
+			rc = 2;
+		}
+		for (n--; n >= 0; n--)
+			free(iov[n].iov_base);
+		if (rc)
+			return rc;
+		s += i;
+	}
+	if (j->shut && shutdown(j->fd, SHUT_WR)) {
+		fprintf(stderr, "# sender: shutdown: %s\n", strerror(errno));
+		return 3;
+	}
+	return 0;
+}
+
+/*
+ * Send j->nper sections of j->len bytes one per j->period, each with a
+ * relative deadline j->deadline, and record how many bytes of each the
+ * module handed to TCP (bytes_sent once its deadline passed); then
+ * j->nburst sections in one call; then drain and shutdown(SHUT_WR).
+ */
+static int child_periodic(struct job *j)
+{
+	int n = j->nper + j->nburst, k;
+	struct iovec iov[32];
+	struct tl_info info;
+	__u64 dl[32], t0, prev = 0;
+	ssize_t ret;
+
+	if (n > 32)
+		return 10;
+	for (k = 0; k < n; k++) {
+		iov[k].iov_len = j->len;
+		iov[k].iov_base = section_buf(k, j->len);
+		if (!iov[k].iov_base)
+			return 10;
+		dl[k] = j->deadline;
+	}
+	t0 = now_ns();
+	for (k = 0; k < j->nper; k++) {
+		sleep_until(t0 + k * j->period);
+		ret = tl_sendv(j->fd, &iov[k], 1, dl, 1, TL_DEADLINE, MSG_TL);
+		if (ret != (ssize_t)j->len) {
+			fprintf(stderr, "# sender: section %d: sendmsg returned %zd (%s)\n",
+				k, ret, strerror(errno));
+			return 1;
+		}
+		sleep_until(t0 + k * j->period + j->deadline + MSEC(20));
+		if (wait_drained(j->fd, 2000, &info)) {
+			fprintf(stderr,
+				"# sender: section %d still queued 2 s after its deadline\n",
+				k);
+			return 2;
+		}
+		j->sent[k] = info.bytes_sent - prev;
+		prev = info.bytes_sent;
+	}
+	if (j->nburst) {
+		sleep_until(t0 + j->nper * j->period);
+		ret = tl_sendv(j->fd, &iov[j->nper], j->nburst, dl, j->nburst,
+			       TL_DEADLINE, MSG_TL);
+		if (ret != (ssize_t)(j->nburst * j->len)) {
+			fprintf(stderr, "# sender: burst: sendmsg returned %zd (%s)\n",
+				ret, strerror(errno));
+			return 3;
+		}
+	}
+	if (wait_drained(j->fd, 5000, &info)) {
+		fprintf(stderr, "# sender: queue not drained\n");
+		return 4;
+	}
+	if (shutdown(j->fd, SHUT_WR)) {
+		fprintf(stderr, "# sender: shutdown: %s\n", strerror(errno));
+		return 5;
+	}
+	return 0;
+}
+
+/* Wait for the parent's go, then close j->fd (the last reference). */
+static int child_close(struct job *j)
+{
+	char c;
+	__u64 t;
+
+	if (read(j->sync_fd, &c, 1) != 1)
+		return 1;
+	t = now_ns();
+	j->close_rc = close(j->fd);
+	j->close_err = errno;
+	j->close_ns = now_ns() - t;
+	return 0;
+}
+
+/* Read j->fd with MSG_TL to EOF, counting data and checking contents. */
+static int child_drain(struct job *j)
+{
+	size_t bufsz = 65536;
+	__u8 *buf = malloc(bufsz);
+	struct rxmsg m;
+
+	if (!buf)
+		return 10;
+	for (;;) {
+		tl_recv(j->fd, buf, bufsz, MSG_TL, &m);
+		if (m.ret <= 0)
+			break;
+		if (m.type == TL_GAP) {
+			j->gaps++;
+			continue;
+		}
+		if (m.type != TL_DATA || m.r.len != m.ret ||
+		    mismatch(buf, m.r.section, m.r.sec_off, m.ret) >= 0)
+			j->bad++;
+		j->data += m.ret;
+	}
+	j->rx_err = m.ret < 0 ? m.err : 0;
+	free(buf);
+	return 0;
+}
+
+/* The fixture */
+
+FIXTURE(tltcp) {
+	int snd;		/* client end, the sender in most tests */
+	int rcv;		/* accepted end */
+};
+
+FIXTURE_VARIANT(tltcp) {
+	int family;
+	/*
+	 * getsockopt() at an unknown level on a plain TCP socket: the IP
+	 * layer answers, and IPv4 (do_ip_getsockopt) says EOPNOTSUPP where
+	 * IPv6 says ENOPROTOOPT.  Kernel behaviour, not the module's.
+	 */
+	int plain_get_errno;
+};
+
+FIXTURE_VARIANT_ADD(tltcp, ipv4) {
+	.family = AF_INET,
+	.plain_get_errno = EOPNOTSUPP,
+};
+
+FIXTURE_VARIANT_ADD(tltcp, ipv6) {
+	.family = AF_INET6,
+	.plain_get_errno = ENOPROTOOPT,
+};
+
+static const struct pair_opts default_opts;
+
+FIXTURE_SETUP(tltcp)
+{
+	self->snd = -1;
+	self->rcv = -1;
+	signal(SIGPIPE, SIG_IGN);
+	if (system("modprobe tltcp 2>/dev/null"))
+		SKIP(return, "the tltcp module is not available");
+	ASSERT_EQ(0, unshare(CLONE_NEWNET));
+	ASSERT_EQ(0, system("ip link set dev lo up"));
+	tl_pair(_metadata, variant->family, &default_opts, &self->snd, &self->rcv);
+}
+
+FIXTURE_TEARDOWN(tltcp)
+{
+	if (self->snd >= 0)
+		close(self->snd);
+	if (self->rcv >= 0)
+		close(self->rcv);
+}
+
+/* Replace the fixture's pair with one opened with @o. */
+static void reopen(struct __test_metadata *_metadata,
+		   FIXTURE_DATA(tltcp) *self, const FIXTURE_VARIANT(tltcp) *variant,
+		   const struct pair_opts *o)
+{
+	close(self->snd);
+	close(self->rcv);
+	self->snd = -1;
+	self->rcv = -1;
+	tl_pair(_metadata, variant->family, o, &self->snd, &self->rcv);
+}
+
+/*
+ * The 6.1 harness runs a test's body even when its setup skipped: every
+ * test begins with this.
+ */
+#define SETUP_SKIPPED() do { if (_metadata->skip) return; } while (0)
+
+#define TL_TEST(name) TEST_F_TIMEOUT(tltcp, name, 60)
+
+/*
+ * a. Generous deadlines: 200 sections of 1..100000 random bytes, sent in
+ * random batches of 1..16 sections per sendmsg, read with MSG_TL into
+ * buffers of random sizes.  Every byte arrives intact and in order, the
+ * records give every section's number, length and offsets, the section
+ * end is flagged exactly at the end, no gap appears, EOF follows the
+ * sender's shutdown, and both ends' counters add up.
+ */
+TL_TEST(deliver_200_sections)
+{
+	const int nsec = 200;
+	__u64 lens[200], total = 0;
+	struct tl_info si, ri;
+	__u32 rng = 0x7e57c0de;
+	struct job *j;
+	struct rx rx;
+	ssize_t ret;
+	pid_t pid;
+	int i;
+
+	SETUP_SKIPPED();
+	for (i = 0; i < nsec; i++) {
+		lens[i] = 1 + rnd(&rng) % 100000;
+		total += lens[i];
+	}
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	j->fd = self->snd;
+	j->nsec = nsec;
+	j->lens = lens;
+	j->deadline = SEC(10);
+	j->seed = 0x5eed;
+	j->shut = true;
+	pid = spawn(child_send, j);
+	ASSERT_LT(0, pid);
+
+	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 70000));
+	set_timeouts(self->rcv, 20000);
+	do {
+		size_t len = rnd(&rng) % 10 ? 1 + rnd(&rng) % 70000 :
+					      1 + rnd(&rng) % 100;
+
+		ret = rx_one(_metadata, &rx, self->rcv, len, 0);
+	} while (ret > 0);
+	ASSERT_EQ(0, ret) TH_LOG("recvmsg after %llu bytes: %s",
+				 (unsigned long long)rx.stream_off, strerror(-ret));
+	ASSERT_EQ(0, reap(pid));
+
+	ASSERT_EQ((__u64)nsec, rx.section) TH_LOG("EOF after %llu sections",
+						  (unsigned long long)rx.section);
+	ASSERT_EQ(0, rx.sec_off);
+	ASSERT_EQ(total, rx.data);
+	ASSERT_EQ(0, rx.gaps);
+	ASSERT_EQ(0, rx.gap);
+
+	ASSERT_EQ(0, get_info(self->snd, &si));
+	EXPECT_EQ((__u64)nsec, si.sections_offered);
+	EXPECT_EQ((__u64)nsec, si.sections_completed);
+	EXPECT_EQ(0, si.sections_abandoned_unsent);
+	EXPECT_EQ(0, si.sections_abandoned_partial);
+	EXPECT_EQ(total, si.bytes_offered);
+	EXPECT_EQ(total, si.bytes_sent);
+	EXPECT_EQ(0, si.bytes_abandoned);
+	EXPECT_EQ(0, si.bytes_queued);
+	EXPECT_EQ(0, si.sections_queued);
+	/* The sending end received nothing. */
+	EXPECT_EQ(0, si.sections_received);
+	EXPECT_EQ(0, si.bytes_received);
+
+	ASSERT_EQ(0, get_info(self->rcv, &ri));
+	EXPECT_EQ((__u64)nsec, ri.sections_received);
+	EXPECT_EQ(total, ri.bytes_received);
+	EXPECT_EQ(0, ri.gaps_received);
+	EXPECT_EQ(0, ri.bytes_gap);
+	/* The receiving end sent nothing. */
+	EXPECT_EQ(0, ri.sections_offered);
+	EXPECT_EQ(0, ri.bytes_offered);
+	rx_free(&rx);
+}
+
+/*
+ * Plain write()/read() next to MSG_TL, both ways: a write() is one section
+ * with the default deadline (TL_DEFAULT_DEADLINE reads back what was set),
+ * read() returns the data of MSG_TL sections, and the accepted end sends
+ * its own sections, numbered from 0, to the client.
+ */
+TL_TEST(plain_io_and_default_deadline)
+{
+	struct iovec iov[2];
+	__u64 dl[2] = { SEC(5), SEC(5) }, v;
+	socklen_t len = sizeof(v);
+	struct tl_info info;
+	__u8 *buf, got[2500];
+	size_t n = 0;
+	struct rx rx, back;
+	ssize_t ret;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 1000));
+	ASSERT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_DEFAULT_DEADLINE, &v, &len));
+	ASSERT_EQ(sizeof(v), len);
+	ASSERT_EQ(0, v) TH_LOG("default deadline is not 'none' by default");
+	ASSERT_EQ(0, set_u64(self->snd, TL_DEFAULT_DEADLINE, SEC(5)));
+	ASSERT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_DEFAULT_DEADLINE, &v, &len));
+	ASSERT_EQ(SEC(5), v);
+
+	/* write(): section 0, read in pieces of at most 1000 bytes */
+	buf = section_buf(0, 3000);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(3000, write(self->snd, buf, 3000));
+	free(buf);
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+	ASSERT_EQ(3000, rx.data);
+	ASSERT_LE(3, rx.records);
+
+	/* sections 1 and 2 in one sendmsg, read() gets their bytes only */
+	iov[0].iov_len = 2000;
+	iov[0].iov_base = section_buf(1, 2000);
+	iov[1].iov_len = 500;
+	iov[1].iov_base = section_buf(2, 500);
+	ASSERT_EQ(2500, tl_sendv(self->snd, iov, 2, dl, 2, TL_DEADLINE, MSG_TL));
+	while (n < sizeof(got)) {
+		ret = read(self->rcv, got + n, sizeof(got) - n);
+		ASSERT_LT(0, ret) TH_LOG("read after %zu bytes: %s", n,
+					 ret ? strerror(errno) : "EOF");
+		n += ret;
+	}
+	EXPECT_EQ(0, memcmp(got, iov[0].iov_base, 2000));
+	EXPECT_EQ(0, memcmp(got + 2000, iov[1].iov_base, 500));
+	free(iov[0].iov_base);
+	free(iov[1].iov_base);
+
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ(3, info.sections_offered);
+	EXPECT_EQ(3, info.sections_completed);
+	EXPECT_EQ(5500, info.bytes_offered);
+	EXPECT_EQ(5500, info.bytes_sent);
+	ASSERT_EQ(0, get_info(self->rcv, &info));
+	EXPECT_EQ(3, info.sections_received);
+	EXPECT_EQ(5500, info.bytes_received);
+
+	/* The other way: the accepted end's own section 0. */
+	ASSERT_EQ(0, rx_init(&back, NULL, 0, 65536));
+	roundtrip(_metadata, &back, self->rcv, self->snd, 0, 7000);
+	rx_free(&back);
+	rx_free(&rx);
+}
+
+/*
+ * b. Deadlines expire on a 2 Mbit/s link.  Sections 0-4 (100000 bytes,
+ * 200 ms deadlines) go one every 300 ms, sections 5-9 in one call; the
+ * link carries about 50 kB in 200 ms, so every section loses its end.
+ * The receiver's window is about 8 KiB and TL_NOTSENT is 4096, so what
+ * TCP holds beyond the deadline stays small.  Data and gap records
+ * cover every section from 0 to its length, each gap runs to its
+ * section's end, data is correct where it says it is, each periodic
+ * section's data is exactly what the sender counted as sent for it, and
+ * the counters of both ends agree with what was read.
+ */
+TL_TEST(deadline_expiry_gaps)
+{
+	const __u64 len = 100000, deadline = MSEC(200), rate = 2000000;
+	const struct pair_opts o = { .rcv_window = 8192 };
+	/* Bytes a section can get: the link's, the window, TL_NOTSENT, slack. */
+	const __u64 most = rate / 8 * deadline / NSEC_PER_SEC + 8192 + 4096 + 16384;
+	__u64 lens[10], completed = 0, unsent = 0, partial = 0, with_data = 0;
+	struct tl_info si, ri;
+	struct job *j;
+	struct rx rx;
+	ssize_t ret;
+	pid_t pid;
+	int k;
+
+	SETUP_SKIPPED();
+	shape_lo(_metadata, rate);
+	reopen(_metadata, self, variant, &o);
+	ASSERT_EQ(0, set_u32(self->snd, TL_NOTSENT, 4096));
+	for (k = 0; k < 10; k++)
+		lens[k] = len;
+
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	j->fd = self->snd;
+	j->nper = 5;
+	j->nburst = 5;
+	j->len = len;
+	j->deadline = deadline;
+	j->period = MSEC(300);
+	pid = spawn(child_periodic, j);
+	ASSERT_LT(0, pid);
+
+	ASSERT_EQ(0, rx_init(&rx, lens, 10, 65536));
+	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	ASSERT_EQ(0, ret) TH_LOG("recvmsg after %llu bytes: %s",
+				 (unsigned long long)rx.stream_off, strerror(-ret));
+	ASSERT_EQ(0, reap(pid));
+	ASSERT_EQ(10, rx.section) TH_LOG("EOF in section %llu",
+					 (unsigned long long)rx.section);
+	ASSERT_EQ(0, rx.sec_off);
+	ASSERT_EQ(10 * len, rx.data + rx.gap);
+	ASSERT_LE(1, rx.gaps);
+
+	for (k = 0; k < 10; k++) {
+		TH_LOG("section %d: %llu data, %llu gap%s", k,
+		       (unsigned long long)rx.sec_data[k],
+		       (unsigned long long)rx.sec_gap[k],
+		       k < 5 ? "" : " (burst)");
+		if (rx.sec_data[k] == len)
+			completed++;
+		else if (!rx.sec_data[k])
+			unsent++;
+		else
+			partial++;
+		if (rx.sec_data[k])
+			with_data++;
+		/* the module stopped handing this section to TCP in time */
+		EXPECT_GE(most, rx.sec_data[k]) TH_LOG("section %d", k);
+		if (k < 5) {
+			/* what reached the receiver is what was sent */
+			EXPECT_EQ(j->sent[k], rx.sec_data[k]) TH_LOG("section %d", k);
+			/* 2 Mbit/s cannot carry 100 kB in 200 ms */
+			EXPECT_LT(0, rx.sec_gap[k]) TH_LOG("section %d has no gap", k);
+		}
+	}
+	/* The first gap begins no earlier than the link allows. */
+	EXPECT_LE(rate / 8 * deadline / NSEC_PER_SEC * 3 / 10, rx.sec_data[0]);
+	/* The last burst sections never got a chance. */
+	EXPECT_LE(3, unsent);
+
+	ASSERT_EQ(0, get_info(self->snd, &si));
+	EXPECT_EQ(10, si.sections_offered);
+	EXPECT_EQ(10 * len, si.bytes_offered);
+	EXPECT_EQ(0, si.bytes_queued);
+	EXPECT_EQ(0, si.sections_queued);
+	EXPECT_EQ(rx.data, si.bytes_sent);
+	EXPECT_EQ(rx.gap, si.bytes_abandoned);
+	EXPECT_EQ(si.bytes_offered, si.bytes_sent + si.bytes_abandoned);
+	EXPECT_EQ(completed, si.sections_completed);
+	EXPECT_EQ(unsent, si.sections_abandoned_unsent);
+	EXPECT_EQ(partial, si.sections_abandoned_partial);
+	/* consistent with the rate: well under 60 % of what was offered */
+	EXPECT_GT(si.bytes_offered * 60 / 100, si.bytes_sent);
+
+	ASSERT_EQ(0, get_info(self->rcv, &ri));
+	EXPECT_EQ(rx.data, ri.bytes_received);
+	EXPECT_EQ(rx.gap, ri.bytes_gap);
+	EXPECT_EQ(rx.gaps, ri.gaps_received);
+	EXPECT_LE(with_data, ri.sections_received);
+	EXPECT_GE(10, ri.sections_received);
+	rx_free(&rx);
+}
+
+/*
+ * c. Without MSG_TL the receiver gets exactly the data pieces, gaps
+ * skipped: six 60000-byte sections with 100 ms deadlines, one every
+ * 250 ms on a 2 Mbit/s link, read with recv() to EOF, equal byte for byte
+ * to the concatenation of each section's first bytes_sent bytes (the
+ * sender's count for that section).
+ */
+TL_TEST(plain_read_skips_gaps)
+{
+	const __u64 len = 60000;
+	const struct pair_opts o = { .rcv_window = 8192 };
+	__u8 *got, *want;
+	__u64 want_len = 0;
+	struct tl_info si, ri;
+	size_t n = 0;
+	bool cut = false;
+	struct job *j;
+	ssize_t ret;
+	pid_t pid;
+	long bad;
+	int k;
+
+	SETUP_SKIPPED();
+	shape_lo(_metadata, 2000000);
+	reopen(_metadata, self, variant, &o);
+	ASSERT_EQ(0, set_u32(self->snd, TL_NOTSENT, 4096));
+
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	j->fd = self->snd;
+	j->nper = 6;
+	j->len = len;
+	j->deadline = MSEC(100);
+	j->period = MSEC(250);
+	pid = spawn(child_periodic, j);
+	ASSERT_LT(0, pid);
+
+	got = malloc(6 * len);
+	want = malloc(6 * len);
+	ASSERT_NE(NULL, got);
+	ASSERT_NE(NULL, want);
+	for (;;) {
+		ret = recv(self->rcv, got + n, 6 * len - n, 0);
+		if (ret <= 0)
+			break;
+		n += ret;
+	}
+	ASSERT_EQ(0, ret) TH_LOG("recv after %zu bytes: %s", n, strerror(errno));
+	ASSERT_EQ(0, reap(pid));
+
+	for (k = 0; k < 6; k++) {
+		TH_LOG("section %d: %llu bytes sent", k,
+		       (unsigned long long)j->sent[k]);
+		ASSERT_GE(len, j->sent[k]);
+		fill(want + want_len, k, 0, j->sent[k]);
+		want_len += j->sent[k];
+		if (j->sent[k] < len)
+			cut = true;
+	}
+	/* otherwise this test would not test skipping gaps */
+	ASSERT_TRUE(cut) TH_LOG("no section lost bytes to its deadline");
+	ASSERT_EQ(want_len, n);
+	for (bad = 0; bad < (long)n && got[bad] == want[bad]; bad++)
+		;
+	ASSERT_EQ((long)n, bad) TH_LOG("byte %ld differs", bad);
+
+	ASSERT_EQ(0, get_info(self->snd, &si));
+	EXPECT_EQ((__u64)n, si.bytes_sent);
+	EXPECT_EQ(6 * len - n, si.bytes_abandoned);
+	ASSERT_EQ(0, get_info(self->rcv, &ri));
+	EXPECT_EQ((__u64)n, ri.bytes_received);
+	EXPECT_EQ(6 * len - n, ri.bytes_gap);
+	free(got);
+	free(want);
+}
+
+/* sendmsg() with a raw control buffer. */
+static ssize_t send_ctl(int fd, const struct iovec *iov, size_t n,
+			void *ctl, size_t clen, int flags)
+{
+	struct msghdr msg = {
+		.msg_iov = (struct iovec *)iov,
+		.msg_iovlen = n,
+		.msg_control = ctl,
+		.msg_controllen = clen,
+	};
+
+	return sendmsg(fd, &msg, flags);
+}
+
+#define EXPECT_ERRNO(err, call) do {					\
+	errno = 0;							\
+	EXPECT_EQ(-1, (long)(call));					\
+	EXPECT_EQ(err, errno) TH_LOG("%s: %s, expected %s", #call,	\
+				     strerror(errno), strerror(err));	\
+} while (0)
+
+/*
+ * d. Malformed deadline control messages: each refused with EINVAL, none
+ * queues anything, and the socket then carries a section as usual.
+ */
+TL_TEST(bad_deadline_cmsgs)
+{
+	union {
+		char buf[2 * CMSG_SPACE(2 * sizeof(__u64))];
+		struct cmsghdr align;
+	} u;
+	__u8 *a = section_buf(0, 100), *b = section_buf(1, 100);
+	struct iovec iov[2] = { { a, 100 }, { b, 100 } };
+	__u64 dl[3] = { SEC(5), SEC(5), SEC(5) };
+	struct msghdr msg = { .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	struct tl_info info;
+	struct cmsghdr *c;
+	struct rx rx;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	/* MSG_TL without a deadline control message */
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov, 1, NULL, 0, 0, MSG_TL));
+	/* counts that do not match */
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov, 2, dl, 1, TL_DEADLINE, MSG_TL));
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov, 1, dl, 2, TL_DEADLINE, MSG_TL));
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov, 2, dl, 3, TL_DEADLINE_ABS, MSG_TL));
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov, 1, dl, 0, TL_DEADLINE, MSG_TL));
+	/* a payload that is not a whole number of __u64 */
+	memset(&u, 0, sizeof(u));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_TLTCP;
+	c->cmsg_type = TL_DEADLINE;
+	c->cmsg_len = CMSG_LEN(12);
+	memcpy(CMSG_DATA(c), dl, 12);
+	EXPECT_ERRNO(EINVAL, send_ctl(self->snd, iov, 1, u.buf, CMSG_SPACE(12), MSG_TL));
+	/* zero deadlines, relative and absolute */
+	dl[1] = 0;
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov, 2, dl, 2, TL_DEADLINE, MSG_TL));
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov, 2, dl, 2, TL_DEADLINE_ABS, MSG_TL));
+	/* a relative deadline beyond TL_MAX_DEADLINE */
+	dl[1] = TL_MAX_DEADLINE + 1;
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov, 2, dl, 2, TL_DEADLINE, MSG_TL));
+	dl[1] = SEC(5);
+	/* an unknown control message type at SOL_TLTCP */
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov, 1, dl, 1, 99, MSG_TL));
+	/* two deadline control messages */
+	memset(&u, 0, sizeof(u));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_TLTCP;
+	c->cmsg_type = TL_DEADLINE;
+	c->cmsg_len = CMSG_LEN(sizeof(__u64));
+	memcpy(CMSG_DATA(c), dl, sizeof(__u64));
+	c = CMSG_NXTHDR(&msg, c);
+	ASSERT_NE(NULL, c);
+	c->cmsg_level = SOL_TLTCP;
+	c->cmsg_type = TL_DEADLINE;
+	c->cmsg_len = CMSG_LEN(sizeof(__u64));
+	memcpy(CMSG_DATA(c), dl, sizeof(__u64));
+	EXPECT_ERRNO(EINVAL, send_ctl(self->snd, iov, 1, u.buf,
+				      2 * CMSG_SPACE(sizeof(__u64)), MSG_TL));
+	c->cmsg_type = TL_DEADLINE_ABS;
+	EXPECT_ERRNO(EINVAL, send_ctl(self->snd, iov, 1, u.buf,
+				      2 * CMSG_SPACE(sizeof(__u64)), MSG_TL));
+
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ(0, info.sections_offered) TH_LOG("a refused call queued sections");
+	EXPECT_EQ(0, info.bytes_offered);
+
+	/* TL_MAX_DEADLINE itself is valid; the socket still works */
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	ASSERT_EQ(100, tl_send1(self->snd, 0, 100, TL_MAX_DEADLINE, 0))
+		TH_LOG("deadline TL_MAX_DEADLINE: %s", strerror(errno));
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+	roundtrip(_metadata, &rx, self->snd, self->rcv, 1, 5000);
+	EXPECT_EQ(0, rx.gap);
+	free(a);
+	free(b);
+	rx_free(&rx);
+}
+
+/*
+ * d. Malformed sections: a zero-length one is EINVAL, one of more than
+ * TL_MAX_SECTION_LEN bytes EMSGSIZE, more than TL_MAX_SECTIONS of them
+ * EMSGSIZE; none of these queues anything.  TL_MAX_SECTIONS one-byte
+ * sections in one call are accepted and arrive as that many sections.
+ */
+TL_TEST(bad_sections)
+{
+	const int max = TL_MAX_SECTIONS;
+	const size_t big = (size_t)TL_MAX_SECTION_LEN + 1;
+	struct iovec *iov = calloc(max + 1, sizeof(*iov));
+	__u64 *dl = calloc(max + 1, sizeof(*dl));
+	__u8 *a = section_buf(0, 100), *ones = malloc(max + 1);
+	struct tl_info info;
+	struct rx rx;
+	void *huge;
+	int i;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, iov);
+	ASSERT_NE(NULL, dl);
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, ones);
+	for (i = 0; i <= max; i++)
+		dl[i] = SEC(5);
+
+	/* a zero-length section, alone or between others */
+	iov[0] = (struct iovec){ a, 100 };
+	iov[1] = (struct iovec){ a, 0 };
+	iov[2] = (struct iovec){ a, 100 };
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov + 1, 1, dl, 1, TL_DEADLINE, MSG_TL));
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, iov, 3, dl, 3, TL_DEADLINE, MSG_TL));
+
+	/* a section one byte over TL_MAX_SECTION_LEN (never touched) */
+	huge = mmap(NULL, big, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		    -1, 0);
+	ASSERT_NE(MAP_FAILED, huge);
+	iov[1] = (struct iovec){ huge, big };
+	EXPECT_ERRNO(EMSGSIZE, tl_sendv(self->snd, iov + 1, 1, dl, 1, TL_DEADLINE, MSG_TL));
+	EXPECT_ERRNO(EMSGSIZE, tl_sendv(self->snd, iov, 2, dl, 2, TL_DEADLINE, MSG_TL));
+	munmap(huge, big);
+
+	/* TL_MAX_SECTIONS + 1 sections */
+	for (i = 0; i <= max; i++) {
+		ones[i] = pat(i, 0);
+		iov[i] = (struct iovec){ ones + i, 1 };
+	}
+	EXPECT_ERRNO(EMSGSIZE, tl_sendv(self->snd, iov, max + 1, dl, max + 1,
+					TL_DEADLINE, MSG_TL));
+
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ(0, info.sections_offered) TH_LOG("a refused call queued sections");
+
+	/* TL_MAX_SECTIONS sections: sections 0..1023, one byte each */
+	ASSERT_EQ(max, tl_sendv(self->snd, iov, max, dl, max, TL_DEADLINE, MSG_TL))
+		TH_LOG("%d one-byte sections: %s", max, strerror(errno));
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 4096));
+	for (i = 0; i < max; i++) {
+		ASSERT_EQ((__u64)i, rx_section(_metadata, &rx, self->rcv));
+		ASSERT_EQ((__u64)i + 1, rx.data);
+	}
+	ASSERT_EQ((__u64)max, rx.records) TH_LOG("one-byte sections came in pieces?");
+	roundtrip(_metadata, &rx, self->snd, self->rcv, max, 3000);
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ((__u64)max + 1, info.sections_offered);
+	EXPECT_EQ((__u64)max + 1, info.sections_completed);
+	free(iov);
+	free(dl);
+	free(a);
+	free(ones);
+	rx_free(&rx);
+}
+
+/*
+ * d. MSG_OOB and MSG_ZEROCOPY are not for sections: EOPNOTSUPP, nothing
+ * queued, the socket still works.
+ */
+TL_TEST(bad_send_flags)
+{
+	__u8 *a = section_buf(0, 100);
+	struct iovec iov = { a, 100 };
+	__u64 dl = SEC(5);
+	struct tl_info info;
+	int one = 1;
+	struct rx rx;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, a);
+	EXPECT_ERRNO(EOPNOTSUPP, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE,
+					  MSG_TL | MSG_OOB));
+	/* SO_ZEROCOPY on, so that TCP would honour the flag */
+	setsockopt(self->snd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one));
+	EXPECT_ERRNO(EOPNOTSUPP, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE,
+					  MSG_TL | MSG_ZEROCOPY));
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ(0, info.sections_offered);
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	roundtrip(_metadata, &rx, self->snd, self->rcv, 0, 2000);
+	free(a);
+	rx_free(&rx);
+}
+
+/*
+ * d. An absolute deadline already past: the section is accepted, abandoned
+ * at once (sections_abandoned_unsent) and reaches the receiver as one gap
+ * over the whole section; a future absolute deadline delivers the next.
+ */
+TL_TEST(absolute_deadline_in_past)
+{
+	__u8 *a = section_buf(0, 5000);
+	struct iovec iov = { a, 5000 };
+	struct tl_info si, ri;
+	__u64 dl;
+	struct rx rx;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, a);
+	dl = now_ns() - MSEC(1);
+	ASSERT_EQ(5000, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE_ABS, MSG_TL))
+		TH_LOG("past absolute deadline: %s", strerror(errno));
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+	EXPECT_EQ(0, rx.data);
+	EXPECT_EQ(5000, rx.gap);
+	EXPECT_EQ(1, rx.gaps);
+
+	fill(a, 1, 0, 5000);
+	dl = now_ns() + SEC(5);
+	ASSERT_EQ(5000, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE_ABS, MSG_TL));
+	ASSERT_EQ(1, rx_section(_metadata, &rx, self->rcv));
+	EXPECT_EQ(5000, rx.data);
+
+	ASSERT_EQ(0, wait_drained(self->snd, 2000, &si));
+	EXPECT_EQ(2, si.sections_offered);
+	EXPECT_EQ(1, si.sections_abandoned_unsent);
+	EXPECT_EQ(1, si.sections_completed);
+	EXPECT_EQ(0, si.sections_abandoned_partial);
+	EXPECT_EQ(5000, si.bytes_abandoned);
+	EXPECT_EQ(5000, si.bytes_sent);
+	ASSERT_EQ(0, get_info(self->rcv, &ri));
+	EXPECT_EQ(1, ri.gaps_received);
+	EXPECT_EQ(5000, ri.bytes_gap);
+	EXPECT_EQ(5000, ri.bytes_received);
+	free(a);
+	rx_free(&rx);
+}
+
+/*
+ * d. Socket options at SOL_TLTCP: defaults, ranges, lengths, unknown
+ * names; TL_INFO with short, long and negative lengths.
+ */
+TL_TEST(sockopts)
+{
+	struct tl_info info;
+	socklen_t len;
+	__u32 v32;
+	__u64 v64;
+	__u8 small[8], more[sizeof(struct tl_info) + 16];
+	int neg;
+	struct rx rx;
+
+	SETUP_SKIPPED();
+	/* TL_DEFAULT_DEADLINE */
+	EXPECT_EQ(0, set_u64(self->snd, TL_DEFAULT_DEADLINE, TL_MAX_DEADLINE));
+	EXPECT_ERRNO(EINVAL, set_u64(self->snd, TL_DEFAULT_DEADLINE, TL_MAX_DEADLINE + 1));
+	len = sizeof(v64);
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_DEFAULT_DEADLINE, &v64, &len));
+	EXPECT_EQ(TL_MAX_DEADLINE, v64) TH_LOG("a refused value changed the option");
+	EXPECT_EQ(0, set_u64(self->snd, TL_DEFAULT_DEADLINE, 0));
+	v32 = 1000;
+	EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, TL_DEFAULT_DEADLINE,
+					&v32, sizeof(v32)));
+
+	/* TL_SNDQ_LIMIT */
+	len = sizeof(v32);
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_SNDQ_LIMIT, &v32, &len));
+	EXPECT_EQ(sizeof(v32), len);
+	EXPECT_EQ(0, v32) TH_LOG("TL_SNDQ_LIMIT is not 0 (SO_SNDBUF) by default");
+	EXPECT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 65536));
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_SNDQ_LIMIT, &v32, &len));
+	EXPECT_EQ(65536, v32);
+	EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, TL_SNDQ_LIMIT, &v32, 2));
+	v64 = 4096;
+	EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, TL_SNDQ_LIMIT,
+					&v64, sizeof(v64)));
+	EXPECT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 0));
+
+	/* TL_NOTSENT */
+	len = sizeof(v32);
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_NOTSENT, &v32, &len));
+	EXPECT_LE(TL_MIN_NOTSENT, v32);
+	EXPECT_GE(TL_MAX_NOTSENT, v32);
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_NOTSENT, 0));
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_NOTSENT, TL_MIN_NOTSENT - 1));
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_NOTSENT, TL_MAX_NOTSENT + 1));
+	EXPECT_EQ(0, set_u32(self->snd, TL_NOTSENT, TL_MIN_NOTSENT));
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_NOTSENT, &v32, &len));
+	EXPECT_EQ(TL_MIN_NOTSENT, v32);
+	EXPECT_EQ(0, set_u32(self->snd, TL_NOTSENT, TL_MAX_NOTSENT));
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_NOTSENT, &v32, &len));
+	EXPECT_EQ(TL_MAX_NOTSENT, v32);
+
+	/* unknown option names */
+	EXPECT_ERRNO(ENOPROTOOPT, set_u32(self->snd, 99, 1));
+	len = sizeof(v32);
+	EXPECT_ERRNO(ENOPROTOOPT, getsockopt(self->snd, SOL_TLTCP, 99, &v32, &len));
+
+	/* TL_INFO: a prefix, the whole, never more, never a negative length */
+	len = sizeof(small);
+	memset(small, 0xff, sizeof(small));
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_INFO, small, &len));
+	EXPECT_EQ(sizeof(small), len);
+	EXPECT_EQ(0, small[0]) TH_LOG("sections_offered of a new socket not 0");
+	len = 0;
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_INFO, &info, &len));
+	EXPECT_EQ(0, len);
+	len = sizeof(more);
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_INFO, more, &len));
+	EXPECT_EQ(sizeof(info), len);
+	neg = -1;
+	EXPECT_ERRNO(EINVAL, getsockopt(self->snd, SOL_TLTCP, TL_INFO, &info,
+					(socklen_t *)&neg));
+
+	/* and the socket still works */
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	roundtrip(_metadata, &rx, self->snd, self->rcv, 0, 2000);
+	rx_free(&rx);
+}
+
+/* Account for @n bytes of section @s read without a record. */
+static void rx_skip(struct rx *rx, __u64 s, __u64 sec_len, __u64 n)
+{
+	rx->section = s;
+	rx->sec_len = sec_len;
+	rx->sec_off += n;
+	rx->stream_off += n;
+	rx->data += n;
+	if (rx->sec_off == sec_len) {
+		rx->section++;
+		rx->sec_off = 0;
+	}
+}
+
+/*
+ * d. A receive control buffer too small for the record, or none: the data
+ * still comes, with MSG_CTRUNC (as put_cmsg() does), and reading goes on.
+ */
+TL_TEST(recv_ctrunc)
+{
+	union {
+		char buf[CMSG_SPACE(4)];
+		struct cmsghdr align;
+	} ctl;
+	char data[4096];
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t ret;
+	struct rx rx;
+	int s;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	for (s = 0; s < 2; s++) {
+		ASSERT_EQ(1000, tl_send1(self->snd, s, 1000, SEC(5), 0));
+		msg.msg_control = s ? NULL : ctl.buf;
+		msg.msg_controllen = s ? 0 : sizeof(ctl.buf);
+		msg.msg_flags = 0;
+		ret = recvmsg(self->rcv, &msg, MSG_TL);
+		ASSERT_LT(0, ret) TH_LOG("recvmsg: %s", strerror(errno));
+		ASSERT_GE(1000, ret);
+		EXPECT_NE(0, msg.msg_flags & MSG_CTRUNC)
+			TH_LOG("control buffer of %zu bytes", (size_t)msg.msg_controllen);
+		EXPECT_EQ(-1, mismatch(data, s, 0, ret));
+		rx_skip(&rx, s, 1000, ret);
+		/* the rest of the section with its records */
+		if (ret < 1000)
+			ASSERT_EQ((__u64)s, rx_section(_metadata, &rx, self->rcv));
+	}
+	roundtrip(_metadata, &rx, self->snd, self->rcv, 2, 1000);
+	rx_free(&rx);
+}
+
+/*
+ * e. Where tltcp is not: SOL_TLTCP options on a plain TCP socket fail
+ * (ENOPROTOOPT; getsockopt on IPv4: EOPNOTSUPP, the IP layer's answer);
+ * attaching on a listening or an unconnected socket is ENOTCONN; attaching
+ * twice is EEXIST.
+ */
+TL_TEST(attach_errors)
+{
+	struct sockaddr_storage ss;
+	struct tl_info info;
+	socklen_t len;
+	int p1, p2, lfd, fd;
+
+	SETUP_SKIPPED();
+	tl_pair(_metadata, variant->family,
+		&(struct pair_opts){ .plain_snd = true, .plain_rcv = true }, &p1, &p2);
+	len = sizeof(info);
+	EXPECT_ERRNO(variant->plain_get_errno,
+		     getsockopt(p1, SOL_TLTCP, TL_INFO, &info, &len));
+	EXPECT_ERRNO(ENOPROTOOPT, set_u32(p1, TL_NOTSENT, 4096));
+	EXPECT_ERRNO(ENOPROTOOPT, set_u64(p2, TL_DEFAULT_DEADLINE, SEC(1)));
+	close(p1);
+	close(p2);
+
+	lfd = tl_listener(_metadata, variant->family, 0, &ss, &len);
+	EXPECT_ERRNO(ENOTCONN, tl_attach(lfd));
+	close(lfd);
+	fd = socket(variant->family, SOCK_STREAM, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_ERRNO(ENOTCONN, tl_attach(fd));
+	close(fd);
+
+	EXPECT_ERRNO(EEXIST, tl_attach(self->snd));
+	EXPECT_ERRNO(EEXIST, tl_attach(self->rcv));
+}
+
+/*
+ * f. A non-blocking sender: with TL_SNDQ_LIMIT 65536 and a receiver that
+ * does not read, 16384-byte sections are taken until EAGAIN; the queue
+ * then holds what the limit allows and poll() says not writable.  When
+ * the receiver reads, a poll() waiting for POLLOUT wakes within 5 s;
+ * after shutdown(SHUT_WR) the reader gets every section whole, then EOF.
+ */
+TL_TEST(nonblocking_sender)
+{
+	const size_t len = 16384;
+	__u8 *buf = malloc(len);
+	struct iovec iov = { buf, len };
+	__u64 dl = SEC(30), t_end;
+	struct pollfd pfd;
+	struct tl_info info;
+	int sections = 0, i;
+	bool stalled = false;
+	struct job *j;
+	ssize_t ret;
+	pid_t pid;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, buf);
+	shape_lo(_metadata, 10000000);
+	reopen(_metadata, self, variant, &default_opts);
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 65536));
+	ASSERT_EQ(0, set_u32(self->snd, TL_NOTSENT, 4096));
+	ASSERT_EQ(0, set_nonblock(self->snd, true));
+
+	/* Fill until the whole path stalls: EAGAIN, and no POLLOUT for 500 ms. */
+	t_end = now_ns() + SEC(20);
+	while (!stalled) {
+		for (i = 0; i < 1000; i++) {
+			fill(buf, sections, 0, len);
+			ret = tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE,
+				       MSG_TL);
+			if (ret < 0)
+				break;
+			ASSERT_EQ((ssize_t)len, ret);
+			sections++;
+		}
+		ASSERT_EQ(-1, ret) TH_LOG("1000 sections taken without EAGAIN");
+		ASSERT_EQ(EAGAIN, errno) TH_LOG("sendmsg: %s", strerror(errno));
+		pfd = (struct pollfd){ .fd = self->snd, .events = POLLOUT };
+		stalled = poll(&pfd, 1, 500) == 0;
+		ASSERT_GT(t_end, now_ns()) TH_LOG("the sender never stalled");
+	}
+	TH_LOG("%d sections queued before the stall", sections);
+	pfd.revents = 0;
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	EXPECT_EQ(0, pfd.revents & POLLOUT);
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_LT(0, info.bytes_queued);
+	EXPECT_GE(65536 + len, info.bytes_queued);
+	EXPECT_EQ((__u64)sections, info.sections_offered);
+
+	/* The receiver reads; a blocked poll() for POLLOUT wakes. */
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	j->fd = self->rcv;
+	pid = spawn(child_drain, j);
+	ASSERT_LT(0, pid);
+	pfd.revents = 0;
+	ASSERT_EQ(1, poll(&pfd, 1, 5000)) TH_LOG("no POLLOUT within 5 s of reading");
+	EXPECT_NE(0, pfd.revents & POLLOUT);
+
+	ASSERT_EQ(0, set_nonblock(self->snd, false));
+	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+	ASSERT_EQ(0, reap(pid));
+	EXPECT_EQ(0, j->rx_err) TH_LOG("reader: %s", strerror(j->rx_err));
+	EXPECT_EQ(0, j->bad);
+	EXPECT_EQ(0, j->gaps);
+	EXPECT_EQ((__u64)sections * len, j->data);
+	free(buf);
+}
+
+/*
+ * f. A non-blocking receiver: with nothing but the handshake's records,
+ * recvmsg(MSG_TL) and read() are EAGAIN and poll() reports no POLLIN;
+ * when a section arrives poll() wakes with POLLIN and it is read; then
+ * EAGAIN again.
+ */
+TL_TEST(nonblocking_receiver)
+{
+	struct pollfd pfd = { .fd = self->rcv, .events = POLLIN };
+	struct rxmsg m;
+	char buf[4096];
+	struct rx rx;
+
+	SETUP_SKIPPED();
+	sleep_ms(200);	/* whatever attaching sent has arrived */
+	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL | MSG_DONTWAIT, &m);
+	EXPECT_EQ(-1, m.ret);
+	EXPECT_EQ(EAGAIN, m.err) TH_LOG("recvmsg: %s", strerror(m.err));
+	ASSERT_EQ(0, set_nonblock(self->rcv, true));
+	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL, &m);
+	EXPECT_EQ(-1, m.ret);
+	EXPECT_EQ(EAGAIN, m.err) TH_LOG("recvmsg: %s", strerror(m.err));
+	EXPECT_ERRNO(EAGAIN, read(self->rcv, buf, sizeof(buf)));
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	ASSERT_EQ(1000, tl_send1(self->snd, 0, 1000, SEC(5), 0));
+	ASSERT_EQ(1, poll(&pfd, 1, 5000)) TH_LOG("no POLLIN within 5 s");
+	EXPECT_NE(0, pfd.revents & POLLIN);
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+	EXPECT_EQ(1000, rx.data);
+	pfd.revents = 0;
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL, &m);
+	EXPECT_EQ(EAGAIN, m.err);
+	rx_free(&rx);
+}
+
+/*
+ * g. A peer that did not attach tltcp: its plain bytes are not a tltcp
+ * stream, and the tltcp receiver's recvmsg() fails with EPROTO, which
+ * SO_ERROR then reports.
+ */
+TL_TEST(peer_without_tltcp)
+{
+	const struct pair_opts o = { .plain_snd = true };
+	char junk[256], buf[4096];
+	socklen_t len = sizeof(int);
+	struct rxmsg m;
+	int err = 0;
+
+	SETUP_SKIPPED();
+	reopen(_metadata, self, variant, &o);
+	memset(junk, 'x', sizeof(junk));
+	memcpy(junk, "GET / HTTP/1.0\r\n\r\n", 18);
+	ASSERT_EQ((ssize_t)sizeof(junk), write(self->snd, junk, sizeof(junk)));
+	set_timeouts(self->rcv, 5000);
+	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL, &m);
+	EXPECT_EQ(-1, m.ret) TH_LOG("recvmsg returned %zd, type %d", m.ret, m.type);
+	EXPECT_EQ(EPROTO, m.err) TH_LOG("recvmsg: %s", strerror(m.err));
+	EXPECT_EQ(0, getsockopt(self->rcv, SOL_SOCKET, SO_ERROR, &err, &len));
+	EXPECT_EQ(EPROTO, err) TH_LOG("SO_ERROR: %s", strerror(err));
+}
+
+/*
+ * shutdown(SHUT_WR) with sections queued: the queue is flushed, then the
+ * FIN; the receiver reads every section whole, then EOF.
+ */
+TL_TEST(shutdown_flushes_queue)
+{
+	const int nsec = 20;
+	const size_t len = 15000;
+	__u64 lens[20];
+	struct tl_info info;
+	struct rx rx;
+	ssize_t ret;
+	int k;
+
+	SETUP_SKIPPED();
+	shape_lo(_metadata, 2000000);
+	reopen(_metadata, self, variant, &default_opts);
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
+	for (k = 0; k < nsec; k++) {
+		lens[k] = len;
+		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, SEC(30), MSG_DONTWAIT))
+			TH_LOG("section %d: %s", k, strerror(errno));
+	}
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_LT(0, info.bytes_queued) TH_LOG("nothing left queued to flush");
+	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+
+	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 65536));
+	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	ASSERT_EQ(0, ret) TH_LOG("recvmsg after %llu bytes: %s",
+				 (unsigned long long)rx.stream_off, strerror(-ret));
+	EXPECT_EQ((__u64)nsec, rx.section);
+	EXPECT_EQ(nsec * len, rx.data);
+	EXPECT_EQ(0, rx.gap);
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ((__u64)nsec, info.sections_completed);
+	EXPECT_EQ(0, info.bytes_queued);
+	rx_free(&rx);
+}
+
+/*
+ * h. close() with sections queued and no linger: whatever the module
+ * keeps or drops, the receiver's records stay well formed and it reaches
+ * EOF or a reset, without hanging.
+ */
+TL_TEST(close_with_pending)
+{
+	const size_t len = 16384;
+	__u64 lens[40];
+	struct tl_info info;
+	int k, queued = 0;
+	struct rx rx;
+	ssize_t ret;
+
+	SETUP_SKIPPED();
+	shape_lo(_metadata, 1000000);
+	reopen(_metadata, self, variant, &default_opts);
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
+	for (k = 0; k < 40; k++) {
+		lens[k] = len;
+		if (tl_send1(self->snd, k, len, SEC(30), MSG_DONTWAIT) != (ssize_t)len)
+			break;
+		queued++;
+	}
+	ASSERT_LE(10, queued) TH_LOG("only %d sections queued: %s", queued,
+				     strerror(errno));
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	ASSERT_LT(0, info.bytes_queued);
+	ASSERT_EQ(0, close(self->snd));
+	self->snd = -1;
+
+	ASSERT_EQ(0, rx_init(&rx, lens, queued, 65536));
+	set_timeouts(self->rcv, 15000);
+	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	TH_LOG("after close: %llu bytes in %llu records, then %s",
+	       (unsigned long long)rx.data, (unsigned long long)rx.records,
+	       ret ? strerror(-ret) : "EOF");
+	EXPECT_TRUE(ret == 0 || ret == -ECONNRESET)
+		TH_LOG("reading ended with %s", strerror(-ret));
+	EXPECT_GE(queued * len, rx.data);
+	rx_free(&rx);
+}
+
+/*
+ * h. close() with SO_LINGER {1, 10}: 150 kB of queued sections take about
+ * 0.6 s at 2 Mbit/s, well within the linger time: close() returns 0 in
+ * time and the receiver gets every section whole, then EOF.
+ */
+TL_TEST(close_linger_flushes)
+{
+	const struct linger lg = { .l_onoff = 1, .l_linger = 10 };
+	const int nsec = 10;
+	const size_t len = 15000;
+	__u64 lens[10];
+	int sync[2], k;
+	struct job *j;
+	struct rx rx;
+	ssize_t ret;
+	pid_t pid;
+
+	SETUP_SKIPPED();
+	shape_lo(_metadata, 2000000);
+	reopen(_metadata, self, variant, &default_opts);
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
+	ASSERT_EQ(0, setsockopt(self->snd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	for (k = 0; k < nsec; k++) {
+		lens[k] = len;
+		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, SEC(30), 0));
+	}
+	/* The child holds the last reference and closes it. */
+	ASSERT_EQ(0, pipe(sync));
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	j->fd = self->snd;
+	j->sync_fd = sync[0];
+	pid = spawn(child_close, j);
+	ASSERT_LT(0, pid);
+	close(self->snd);
+	self->snd = -1;
+	ASSERT_EQ(1, write(sync[1], "c", 1));
+
+	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 65536));
+	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	ASSERT_EQ(0, ret) TH_LOG("recvmsg after %llu bytes: %s",
+				 (unsigned long long)rx.stream_off, strerror(-ret));
+	EXPECT_EQ((__u64)nsec, rx.section);
+	EXPECT_EQ(nsec * len, rx.data);
+	EXPECT_EQ(0, rx.gap);
+	ASSERT_EQ(0, reap(pid));
+	EXPECT_EQ(0, j->close_rc) TH_LOG("close: %s", strerror(j->close_err));
+	EXPECT_GT(SEC(10) + MSEC(500), j->close_ns);
+	close(sync[0]);
+	close(sync[1]);
+	rx_free(&rx);
+}
+
+/*
+ * i. The peer resets with sections queued: the next sendmsg() fails with
+ * ECONNRESET or EPIPE (not SIGPIPE: MSG_NOSIGNAL), so do later ones, and
+ * TL_INFO stays readable.
+ */
+TL_TEST(reset_with_pending)
+{
+	const struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	const size_t len = 16384;
+	struct tl_info info;
+	__u64 t_end;
+	int k, st;
+
+	SETUP_SKIPPED();
+	shape_lo(_metadata, 1000000);
+	reopen(_metadata, self, variant, &default_opts);
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
+	for (k = 0; k < 20; k++)
+		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, SEC(30), MSG_DONTWAIT))
+			TH_LOG("section %d: %s", k, strerror(errno));
+	sleep_ms(100);
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	ASSERT_LT(0, info.bytes_queued) TH_LOG("nothing pending");
+
+	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	ASSERT_EQ(0, close(self->rcv));
+	self->rcv = -1;
+	t_end = now_ns() + SEC(10);
+	while ((st = tcp_state(self->snd)) != TCP_STATE_CLOSE && now_ns() < t_end)
+		sleep_ms(10);
+	ASSERT_EQ(TCP_STATE_CLOSE, st) TH_LOG("the reset never arrived");
+
+	for (k = 0; k < 2; k++) {
+		errno = 0;
+		EXPECT_EQ(-1, tl_send1(self->snd, 20 + k, len, SEC(5),
+				       MSG_NOSIGNAL | MSG_DONTWAIT));
+		EXPECT_TRUE(errno == ECONNRESET || errno == EPIPE)
+			TH_LOG("sendmsg %d after the reset: %s", k, strerror(errno));
+	}
+	ASSERT_EQ(0, get_info(self->snd, &info)) TH_LOG("TL_INFO: %s", strerror(errno));
+	EXPECT_EQ(20, info.sections_offered);
+}
+
+/*
+ * j. 1000 connections at once, tltcp on both ends of each: every one
+ * carries its own 1000-byte section intact.
+ */
+TL_TEST(thousand_connections)
+{
+	const int n = 1000;
+	const struct rlimit rl = { 4096, 4096 };
+	struct sockaddr_storage ss;
+	int *c = calloc(n, sizeof(int)), *s = calloc(n, sizeof(int));
+	__u8 buf[2000];
+	struct rxmsg m;
+	socklen_t len;
+	int lfd, i;
+	__u32 got;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, c);
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	lfd = tl_listener(_metadata, variant->family, 0, &ss, &len);
+	for (i = 0; i < n; i++) {
+		c[i] = socket(variant->family, SOCK_STREAM, 0);
+		ASSERT_LE(0, c[i]) TH_LOG("socket %d: %s", i, strerror(errno));
+		ASSERT_EQ(0, connect(c[i], (struct sockaddr *)&ss, len))
+			TH_LOG("connect %d: %s", i, strerror(errno));
+		s[i] = accept(lfd, NULL, NULL);
+		ASSERT_LE(0, s[i]) TH_LOG("accept %d: %s", i, strerror(errno));
+		set_timeouts(c[i], 10000);
+		set_timeouts(s[i], 10000);
+		ASSERT_EQ(0, tl_attach(c[i])) TH_LOG("attach %d: %s", i, strerror(errno));
+		ASSERT_EQ(0, tl_attach(s[i])) TH_LOG("attach %d: %s", i, strerror(errno));
+	}
+	close(lfd);
+	for (i = 0; i < n; i++) {
+		/* section 0 of every connection, made distinct by i */
+		__u8 *p = section_buf(i, 1000);
+		struct iovec iov = { p, 1000 };
+		__u64 dl = SEC(5);
+
+		ASSERT_NE(NULL, p);
+		ASSERT_EQ(1000, tl_sendv(c[i], &iov, 1, &dl, 1, TL_DEADLINE, MSG_TL))
+			TH_LOG("send %d: %s", i, strerror(errno));
+		free(p);
+	}
+	for (i = 0; i < n; i++) {
+		for (got = 0; got < 1000; got += m.ret) {
+			tl_recv(s[i], buf, sizeof(buf), MSG_TL, &m);
+			ASSERT_LT(0, m.ret) TH_LOG("connection %d: %s", i,
+						   m.ret ? strerror(m.err) : "EOF");
+			ASSERT_EQ(TL_DATA, m.type) TH_LOG("connection %d", i);
+			ASSERT_EQ(0, m.r.section);
+			ASSERT_EQ(1000, m.r.sec_len);
+			ASSERT_EQ(got, m.r.sec_off);
+			ASSERT_EQ(-1, mismatch(buf, i, got, m.ret))
+				TH_LOG("connection %d: wrong data", i);
+		}
+		ASSERT_EQ(1000, got);
+		ASSERT_EQ(TL_REC_SECTION_END, m.r.flags);
+	}
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, close(c[i]));
+		ASSERT_EQ(0, close(s[i]));
+	}
+	free(c);
+	free(s);
+}
+
+/*
+ * k. The module cannot be removed while a socket uses it; the sockets
+ * keep working; afterwards the module is loaded again for what follows.
+ */
+TL_TEST(rmmod_refused_while_used)
+{
+	char line[256];
+	bool listed = false;
+	FILE *f;
+	struct rx rx;
+
+	SETUP_SKIPPED();
+	EXPECT_NE(0, system("rmmod tltcp 2>/dev/null"))
+		TH_LOG("rmmod tltcp succeeded with tltcp sockets open");
+	f = fopen("/proc/modules", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "tltcp ", 6))
+			listed = true;
+	fclose(f);
+	EXPECT_TRUE(listed);
+	if (listed) {
+		ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+		roundtrip(_metadata, &rx, self->snd, self->rcv, 0, 3000);
+		rx_free(&rx);
+	}
+	close(self->snd);
+	close(self->rcv);
+	self->snd = -1;
+	self->rcv = -1;
+	ASSERT_EQ(0, system("modprobe tltcp"));
+}
+
+/*
+ * A section larger than the queue limit is still taken whole by a
+ * blocking sendmsg() and delivered intact.
+ */
+TL_TEST(section_larger_than_queue_limit)
+{
+	const __u64 lens[1] = { 1 << 20 };
+	struct job *j;
+	struct rx rx;
+	ssize_t ret;
+	pid_t pid;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 65536));
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	j->fd = self->snd;
+	j->nsec = 1;
+	j->lens = lens;
+	j->deadline = SEC(20);
+	j->shut = true;
+	pid = spawn(child_send, j);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, rx_init(&rx, lens, 1, 65536));
+	set_timeouts(self->rcv, 20000);
+	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	ASSERT_EQ(0, ret) TH_LOG("recvmsg: %s", strerror(-ret));
+	ASSERT_EQ(0, reap(pid));
+	EXPECT_EQ(1, rx.section);
+	EXPECT_EQ(lens[0], rx.data);
+	rx_free(&rx);
+}
+
+TEST_HARNESS_MAIN
