@@ -44,7 +44,7 @@ VM := $(PYTHON) $(TOP)/scripts/vm.py
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
 	clean kernel-ok ksft tools experiment experiments
 
-TOOLS := tools/flowgen
+TOOLS := tools/flowgen tools/tltcp_stream
 
 all: modules
 
