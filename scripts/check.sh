@@ -14,9 +14,10 @@
 # Environment: CHECK_KERNELS (default "6.1 6.12"), SKIP_IS_FAIL=1 (count
 # skipped tests as failures; CI sets it), TARGETS (selftest directories for
 # the first kernel, default all), TARGETS_LATER (for the other kernels,
-# default all but topology and experiments: the shape checks test this
-# project's library over the same qdiscs and take 7 of CI's 25 minutes,
-# and the experiments' short variants take 4 more).
+# default all but topology, experiments and tltcp_example: the shape
+# checks test this project's library over the same qdiscs and take 7 of
+# CI's 25 minutes, the experiments' short variants 4 more, and the
+# streaming example uses only what selftests/tltcp checks on every kernel).
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -103,7 +104,7 @@ for k in $kernels; do
 		sed 's/^/# /' "$out/vm-$k.log" >> "$tap"
 	fi
 	grep '^vm: ' "$out/vm-$k.log" >&2
-	targets=${TARGETS_LATER:-$(echo " $all_targets " | sed 's/ topology / /; s/ experiments / /')}
+	targets=${TARGETS_LATER:-$(echo " $all_targets " | sed 's/ topology / /; s/ experiments / /; s/ tltcp_example / /')}
 done
 
 echo "# $(date +%T) done in $(( $(date +%s) - start ))s" >&2
