@@ -6,7 +6,9 @@ The guest is a virtme-ng snapshot of this machine: it sees the host's file
 system (read-only, with throwaway overlays on /etc, /lib, /usr, /var, /tmp),
 so every host tool and this repository are there.  The results directory is
 shared read-write.  The built modules are installed into the guest's
-/lib/modules/<release>/extra and depmod'ed.
+/lib/modules/<release>/extra, with module indexes (modules.dep, .alias...)
+that the host's depmod made for the release's modules plus these: depmod
+over all 4000 modules takes 30 s under TCG, 1 s natively.
 
 KVM is used when it can boot the kernel, TCG otherwise.  On a PVM host
 (kvm_pvm), stock kernels hang right after decompression under KVM, so the
@@ -121,6 +123,42 @@ def pump(stream, sink):
     sink.close()
 
 
+def module_indexes(kernel, modules, state):
+    """Write into STATE/modindex the indexes of KERNEL's modules plus the
+    .ko files under MODULES, as depmod on the host sees them through a
+    tree of symlinks.  Returns the directory, or "" when depmod failed (the
+    guest then runs depmod itself)."""
+    kdir = f"/lib/modules/{kernel}"
+    base = os.path.join(state, "depmod")
+    tree = os.path.join(base, "lib", "modules", kernel)
+    out = os.path.join(state, "modindex")
+    os.makedirs(os.path.join(tree, "extra"))
+    for name in os.listdir(kdir):
+        src = os.path.join(kdir, name)
+        if name.startswith("modules."):
+            if name.startswith(("modules.order", "modules.builtin")):
+                shutil.copy(src, tree)
+        elif name != "extra":
+            os.symlink(src, os.path.join(tree, name))
+    for root, _, files in os.walk(modules):
+        for f in files:
+            if f.endswith(".ko"):
+                shutil.copy(os.path.join(root, f), os.path.join(tree, "extra"))
+    depmod = shutil.which("depmod") or "/sbin/depmod"
+    r = subprocess.run([depmod, "-b", base, kernel], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        log(f"host depmod failed, the guest will run it: {r.stderr.strip()}")
+        shutil.rmtree(base, ignore_errors=True)
+        return ""
+    os.makedirs(out)
+    for name in os.listdir(tree):
+        if name.startswith("modules."):
+            shutil.copy(os.path.join(tree, name), out)
+    shutil.rmtree(base, ignore_errors=True)
+    return out
+
+
 def run(args):
     kernel = args.kernel
     if not os.path.exists(f"/boot/vmlinuz-{kernel}"):
@@ -144,9 +182,10 @@ def run(args):
         f.write(f"cd {shlex.quote(os.getcwd())} || exit 1\n{command}\n")
 
     accel = choose_accel(kernel, args)
-    guest = [os.path.join(HERE, "vm-guest.sh"), state,
-             os.path.abspath(args.modules) if args.modules else "",
-             str(args.timeout)]
+    moddir = os.path.abspath(args.modules) if args.modules else ""
+    modindex = module_indexes(kernel, moddir, state) if moddir else ""
+    guest = [os.path.join(HERE, "vm-guest.sh"), state, moddir,
+             str(args.timeout), modindex]
     cmd = vng_cmd(kernel, accel, args) + [
         "--rwdir", results, "--exec", " ".join(shlex.quote(a) for a in guest)]
     log(f"booting {kernel} ({accel}), results in {results}")
