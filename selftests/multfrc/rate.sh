@@ -4,8 +4,11 @@
 # on a 20 Mbit/s, 50 ms path with random loss of 1 % and of 5 %, for n = 1
 # and n = 2, the goodput after slow start is within 25 % of the mean rate
 # the equation computed (multfrc:multfrc_update), and the measured loss
-# event rate is near the configured loss (at most it, a loss event can
-# hold several losses).
+# event rate is near the configured loss.  A loss event can hold several
+# losses, so on average it is at most the loss rate; but it is 1 over a
+# weighted mean of the last 8 loss intervals, each geometric, and its mean
+# over a 15 s run still varies by ~20 % (measured up to 1.20 % at 1 %
+# loss): the bound allows 1.5 times the loss rate.
 . "$(dirname "$0")/../lib.sh"
 
 [ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
@@ -33,8 +36,8 @@ for loss in 1 5; do
 		log "loss $loss %, n = $n: goodput $got bit/s; equation $x_bps bit/s from p = $p, j = ${j}/1000, RTT $rtt us ($recs updates, $ss in slow start)"
 		check "loss $loss %, n = $n: goodput within 25 % of the equation's rate" \
 			within "${got:-0}" "${x_bps:-1}" 25
-		check "loss $loss %, n = $n: loss event rate in (0, $loss %]" \
-			awk -v p="${p:-0}" -v l=$loss 'BEGIN { exit !(p > 0 && p <= l / 100 * 1.1) }'
+		check "loss $loss %, n = $n: loss event rate in (0, 1.5 x $loss %]" \
+			awk -v p="${p:-0}" -v l=$loss 'BEGIN { exit !(p > 0 && p <= l / 100 * 1.5) }'
 	done
 	topo_down
 done
