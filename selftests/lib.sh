@@ -162,6 +162,7 @@ iperf_tcp() {
 
 # flowgen_flow SENDER RECEIVER OUT [flowgen client options]: one flowgen
 # flow; the receiver's report goes to OUT, the sender's to OUT.snd.
+# FLOWGEN_SERVER_ARGS: options for the receiver (-W, -S).
 flowgen_flow() {
 	local snd=$1 rcv=$2 out=$3 port=5301 ip=IP4_$2 proto=tcp
 	shift 3
@@ -169,7 +170,8 @@ flowgen_flow() {
 	[[ " $* " == *" -P udp "* ]] && proto=udp
 	[[ " $* " == *" -P dccp "* ]] && proto=dccp
 	[[ " $* " == *" -P sctp "* ]] && proto=sctp
-	nsx "$rcv" "$FLOWGEN" -s -P $proto -p $port -o "$out" &
+	[[ " $* " == *" -P tltcp "* ]] && proto=tltcp
+	nsx "$rcv" "$FLOWGEN" -s -P $proto -p $port -o "$out" $FLOWGEN_SERVER_ARGS &
 	local srv=$!
 	wait_listen "$rcv" $port $proto || return 1
 	if ! nsx "$snd" "$FLOWGEN" -c "${!ip}" -p $port -o "$out.snd" "$@"; then

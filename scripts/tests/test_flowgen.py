@@ -59,6 +59,18 @@ class BadArguments(unittest.TestCase):
         (["-c", "127.0.0.1", "-P", "udp", "-D", "1000,1,1", "-l", "40"],
          "header"),
         (["-s", "-D", "1000,1,1"], "client options"),
+        (["-c", "127.0.0.1", "-P", "tltcp2"], "unknown transport"),
+        (["-c", "127.0.0.1", "-P", "tltcp", "-T", "100"], "SCTP only"),
+        (["-c", "127.0.0.1", "-P", "tltcp", "-K", "2"], "DCCP only"),
+        (["-c", "127.0.0.1", "-W", "15000"], "server options"),
+        (["-c", "127.0.0.1", "-S", "trace.csv"], "server options"),
+        (["-s", "-W", "100"], "outside"),
+        (["-s", "-W", "1e10"], "outside"),
+        (["-s", "-P", "sctp", "-W", "15000"], "TCP and TLTCP only"),
+        (["-s", "-P", "udp", "-S", "trace.csv"], "not UDP"),
+        (["-c", "127.0.0.1", "-D", "1000,1,1", "-A"], "TLTCP sections"),
+        (["-c", "127.0.0.1", "-P", "tltcp", "-A"], "TLTCP sections"),
+        (["-s", "-A"], "client options"),
     ]
 
     def test_each_is_refused_with_a_message(self):
@@ -82,6 +94,18 @@ class BadArguments(unittest.TestCase):
             srv.kill()
             srv.wait()
 
+    @unittest.skipIf(os.path.exists("/sys/module/tltcp"),
+                     "the tltcp module is loaded here")
+    def test_tltcp_without_the_module(self):
+        # Both ends say what is missing before they connect or listen.
+        for args in (["-c", "127.0.0.1", "-P", "tltcp", "-t", "1"],
+                     ["-s", "-P", "tltcp", "-p", "9"]):
+            with self.subTest(args=args):
+                r = run(*args)
+                self.assertEqual(r.returncode, 1)
+                self.assertIn("tltcp not available: modprobe tltcp",
+                              r.stderr)
+
     def test_nobody_listening(self):
         r = run("-c", "127.0.0.1", "-p", "9", "-t", "1")
         self.assertEqual(r.returncode, 1)
@@ -89,21 +113,47 @@ class BadArguments(unittest.TestCase):
 
 
 class Loopback(unittest.TestCase):
-    def flow(self, *client_args):
+    def flow(self, *client_args, server_args=(), trace=None):
         port = str(random.randint(20000, 40000))
         with tempfile.TemporaryDirectory() as d:
             srv_out, cli_out = os.path.join(d, "s"), os.path.join(d, "c")
             proto = ["-P", "udp"] if "udp" in client_args else []
+            extra = list(server_args)
+            if trace is not None:
+                extra += ["-S", os.path.join(d, "trace.csv")]
             srv = subprocess.Popen([FLOWGEN, "-s", "-p", port, "-o", srv_out,
-                                    *proto])
+                                    *proto, *extra])
             time.sleep(0.2)
             cli = run("-c", "127.0.0.1", "-p", port, "-o", cli_out,
                       *client_args)
             srv.wait(timeout=10)
             self.assertEqual(cli.returncode, 0, cli.stderr)
             self.assertEqual(srv.returncode, 0)
+            if trace is not None:
+                with open(os.path.join(d, "trace.csv")) as f:
+                    trace.extend(f.read().splitlines())
             with open(srv_out) as f, open(cli_out) as g:
                 return json.load(f), json.load(g)
+
+    def test_tcp_sequence_trace_and_window_clamp(self):
+        # One line per read: its time, the stream offset of its first
+        # byte, its length; offsets follow from lengths, end at the bytes
+        # received.  A clamped window (-W) still carries the flow.
+        trace = []
+        rcv, snd = self.flow("-t", "1", "-i", "0.5",
+                             server_args=["-W", "15000"], trace=trace)
+        self.assertEqual(trace[0], "time,stream_off,len,type")
+        rows = [line.split(",") for line in trace[1:]]
+        self.assertTrue(rows)
+        off, last_t = 0, 0.0
+        for t, o, n, kind in rows:
+            self.assertEqual((int(o), kind), (off, "data"))
+            self.assertGreaterEqual(float(t), last_t)
+            off += int(n)
+            last_t = float(t)
+        self.assertEqual(float(rows[0][0]), 0.0)
+        self.assertEqual(off, rcv["summary"]["bytes"])
+        self.assertEqual(off, snd["summary"]["bytes"])
 
     def test_tcp_bytes_sent_are_bytes_received(self):
         rcv, snd = self.flow("-t", "1", "-i", "0.5")
@@ -142,6 +192,7 @@ class Loopback(unittest.TestCase):
                 self.assertEqual(r["sections_missing"], 0)
                 self.assertEqual(r["on_time_bytes"],
                                  snd["summary"]["bytes_offered"])
+                self.assertEqual(r["late_bytes"], 0)
                 self.assertEqual(sum(i["on_time_bytes"]
                                      for i in rcv["intervals"]),
                                  r["on_time_bytes"])

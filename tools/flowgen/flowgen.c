@@ -2,11 +2,12 @@
 /*
  * flowgen: one flow of test traffic, measured where it counts.
  *
- *   flowgen -s [-P tcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-i SECS] [-o FILE]
- *   flowgen -c HOST [-P tcp|udp|dccp|sctp] [-p PORT] [-t SECS] [-i SECS]
- *           [-o FILE] [-C CONGESTION] [-M MSS] [-K CCID] [-T LIFETIME_MS]
- *           [-r RATE -l BYTES] [-O ON,OFF] [-D SIZE,PERIOD,DEADLINE]
- *           [-w SECS]
+ *   flowgen -s [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-i SECS]
+ *           [-W BYTES] [-S FILE] [-o FILE]
+ *   flowgen -c HOST [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-t SECS]
+ *           [-i SECS] [-o FILE] [-C CONGESTION] [-M MSS] [-K CCID]
+ *           [-T LIFETIME_MS] [-r RATE -l BYTES] [-O ON,OFF]
+ *           [-D SIZE,PERIOD,DEADLINE [-A]] [-w SECS]
  *
  * The server receives one flow and reports, per interval, the bytes its
  * application read: throughput measured at the receiver.  The client sends
@@ -28,6 +29,23 @@
  * SCTP (-P sctp) is one-to-one style; -T gives every message a PR-SCTP
  * lifetime (timed reliability), and the sender reports how many messages
  * SCTP abandoned, unsent or sent.
+ *
+ * TLTCP (-P tltcp) is a TCP connection with the "tltcp" upper-layer
+ * protocol attached on both ends (include/uapi/linux/tltcp.h).  Sections
+ * go with sendmsg(MSG_TL) and a TL_DEADLINE at the section's deadline, so
+ * the module abandons what it could not send in time; the receiver reads
+ * with recvmsg(MSG_TL) and counts the gaps it is told of.  Without -D the
+ * client writes plainly (reliable sections for the module).  Both ends
+ * report the module's TL_INFO counters.  The deadline is the sender's: a
+ * byte sent just before it arrives after it.  -A tells the module to
+ * abandon a section one smoothed RTT (TCP_INFO, at the sendmsg call)
+ * before its deadline instead, so that what it sends can still arrive in
+ * time: the paper's receiver-relative deadlines.
+ *
+ * -W clamps the receiver's window (TCP_WINDOW_CLAMP, TCP and TLTCP) and
+ * -S writes a sequence trace, one CSV line per read: the time since the
+ * receiver's epoch, the stream offset of the first byte, the length, and
+ * "data" or (TLTCP) "gap".
  *
  * Traffic patterns: greedy (default), constant bit rate (-r, -l), on/off
  * (-O: send for ON seconds, pause OFF, in either mode), and sections with
@@ -55,10 +73,12 @@
 #include <linux/dccp.h>
 #include <linux/sctp.h>
 #include <linux/tcp.h>
+#include <linux/tltcp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +91,9 @@
 
 #ifndef TCP_CA_NAME_MAX
 #define TCP_CA_NAME_MAX	16
+#endif
+#ifndef TCP_ULP
+#define TCP_ULP		31
 #endif
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_INTERVALS	100000
@@ -88,9 +111,18 @@
 #define DCCP_SERVICE	0x464c4f57u	/* "FLOW" */
 #define DCCP_SOCKOPT_CCID_TX_INFO_	192
 
-enum proto { P_TCP, P_UDP, P_DCCP, P_SCTP };
+enum proto { P_TCP, P_UDP, P_DCCP, P_SCTP, P_TLTCP };
 
-static const char *const proto_name[] = { "tcp", "udp", "dccp", "sctp" };
+static const char *const proto_name[] = { "tcp", "udp", "dccp", "sctp",
+					  "tltcp" };
+
+/* TCP and TLTCP: the same TCP underneath. */
+#define IS_TCP(p)	((p) == P_TCP || (p) == P_TLTCP)
+/* How long a TLTCP sender waits at the end for its queue to drain and the
+ * receiver to close, beyond the deadline of the last section.
+ */
+#define TLTCP_DRAIN_S	5
+#define TLTCP_DRAIN_MAX_S	30
 
 /* What CCID 3 reports (include/linux/tfrc.h, not part of the UAPI). */
 struct tfrc_tx_info {
@@ -121,6 +153,9 @@ struct opts {
 	double on, off;		/* on/off pattern, seconds; 0 = always on */
 	long sec_size;		/* sections: bytes, 0 = no sections */
 	double sec_period, sec_deadline;	/* seconds */
+	bool ahead;		/* TLTCP: abandon one RTT before the deadline */
+	long window;		/* receiver: TCP_WINDOW_CLAMP, 0 = none */
+	const char *trace;	/* receiver: sequence trace (CSV) */
 	const char *out;
 };
 
@@ -146,6 +181,8 @@ struct interval {
 	double owd_sum;		/* seconds */
 	/* receiver, sections */
 	uint64_t on_time_bytes;
+	/* receiver, TLTCP: bytes of the gaps reported */
+	uint64_t gap_bytes;
 	/* sender, SCTP: messages abandoned so far */
 	bool prsctp;
 	uint64_t abandoned_unsent, abandoned_sent;
@@ -153,6 +190,10 @@ struct interval {
 
 static struct sec_rx sec_rx;
 static uint64_t sec_offered, sec_offered_bytes;
+/* TLTCP: the module's counters at the end of the flow */
+static struct tl_info tl_info;
+static bool tl_have_info;
+static int tl_drained = -1;		/* sender: queue drained before close */
 
 static struct interval *ivs;
 static int n_ivs;
@@ -161,11 +202,12 @@ static volatile sig_atomic_t stop;
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: flowgen -s [-P tcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-i SECS] [-o FILE]\n"
-		"       flowgen -c HOST [-P tcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-t SECS]\n"
+		"usage: flowgen -s [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-i SECS]\n"
+		"               [-W BYTES] [-S FILE] [-o FILE]\n"
+		"       flowgen -c HOST [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-t SECS]\n"
 		"               [-i SECS] [-C CONGESTION] [-M MSS] [-K 2|3] [-T LIFETIME_MS]\n"
 		"               [-r RATE_BIT_S] [-l BYTES] [-O ON,OFF]\n"
-		"               [-D SIZE,PERIOD,DEADLINE] [-w START_DELAY] [-o FILE]\n");
+		"               [-D SIZE,PERIOD,DEADLINE [-A]] [-w START_DELAY] [-o FILE]\n");
 }
 
 static void __attribute__((format(printf, 1, 0))) vmsg(const char *fmt,
@@ -270,7 +312,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->interval = 1;
 	o->len = 1448;
 
-	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:M:K:T:O:D:r:l:o:h")) != -1) {
+	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:M:K:T:O:D:Ar:l:W:S:o:h")) != -1) {
 		switch (c) {
 		case 's':
 			o->server = true;
@@ -283,7 +325,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				if (!strcmp(optarg, proto_name[i]))
 					break;
 			if (i == ARRAY_SIZE(proto_name))
-				bad_arg("-P: unknown transport '%s' (tcp, udp, dccp, sctp)",
+				bad_arg("-P: unknown transport '%s' (tcp, tltcp, udp, dccp, sctp)",
 					optarg);
 			o->proto = (enum proto)i;
 			break;
@@ -342,6 +384,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 						 65507);
 			have_len = true;
 			break;
+		case 'A':
+			o->ahead = true;
+			break;
+		case 'W':
+			o->window = (long)parse_num(optarg, "-W", 1024, 1 << 30);
+			break;
+		case 'S':
+			o->trace = optarg;
+			break;
 		case 'o':
 			o->out = optarg;
 			break;
@@ -358,8 +409,16 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->server == !!o->host)
 		bad_arg("give exactly one of -s and -c HOST");
 	if (o->server && (o->cc || o->rate || have_len || o->wait || o->ccid ||
-			  o->mss || o->ttl_ms || o->on || o->sec_size))
-		bad_arg("-C, -M, -K, -T, -r, -l, -O, -D and -w are client options");
+			  o->mss || o->ttl_ms || o->on || o->sec_size || o->ahead))
+		bad_arg("-C, -M, -K, -T, -r, -l, -O, -D, -A and -w are client options");
+	if (o->ahead && (o->proto != P_TLTCP || !o->sec_size))
+		bad_arg("-A applies to TLTCP sections (-P tltcp -D ...) only");
+	if (o->host && (o->window || o->trace))
+		bad_arg("-W and -S are server options (the receiver's)");
+	if (o->window && !IS_TCP(o->proto))
+		bad_arg("-W (TCP_WINDOW_CLAMP) applies to TCP and TLTCP only");
+	if (o->trace && o->proto == P_UDP)
+		bad_arg("-S (sequence trace) applies to stream transports, not UDP");
 	if (o->ttl_ms && o->proto != P_SCTP)
 		bad_arg("-T (PR-SCTP lifetime) applies to SCTP only");
 	if (o->sec_size && o->proto == P_DCCP)
@@ -370,8 +429,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    o->len <= (long)sizeof(struct sec_hdr))
 		bad_arg("-l %ld: datagrams of a section carry a %zu-byte header",
 			o->len, sizeof(struct sec_hdr));
-	if ((o->cc || o->mss) && o->proto != P_TCP)
-		bad_arg("-C and -M apply to TCP only");
+	if ((o->cc || o->mss) && !IS_TCP(o->proto))
+		bad_arg("-C and -M apply to TCP and TLTCP only");
 	if (o->ccid && o->proto != P_DCCP)
 		bad_arg("-K applies to DCCP only");
 	if (o->proto == P_DCCP) {
@@ -454,6 +513,16 @@ static void sample_tfrc(int fd, struct interval *iv)
 	iv->rtt_us = ti.rtt;
 }
 
+/* The module is there: attaching it to an unconnected socket fails with
+ * ENOTCONN if so, ENOENT if not (TCP_ULP loads it only for root).
+ */
+static void tltcp_probe(int fd)
+{
+	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tltcp", sizeof("tltcp")) &&
+	    errno == ENOENT)
+		die("tltcp not available: modprobe tltcp");
+}
+
 /* socket() for the transport, with a hint when its module is missing. */
 static int open_socket(const struct opts *o, int family, int type, int proto)
 {
@@ -469,7 +538,27 @@ static int open_socket(const struct opts *o, int family, int type, int proto)
 		die("SCTP not available: modprobe sctp");
 	if (fd < 0)
 		die("socket: %s", strerror(errno));
+	if (o->proto == P_TLTCP)
+		tltcp_probe(fd);
 	return fd;
+}
+
+/* Attach the tltcp ULP to a connected socket, on both ends. */
+static void tltcp_attach(int fd)
+{
+	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tltcp", sizeof("tltcp"))) {
+		if (errno == ENOENT)
+			die("tltcp not available: modprobe tltcp");
+		die("TCP_ULP tltcp: %s", strerror(errno));
+	}
+}
+
+static void tltcp_get_info(int fd)
+{
+	socklen_t len = sizeof(tl_info);
+
+	if (!getsockopt(fd, SOL_TLTCP, TL_INFO, &tl_info, &len))
+		tl_have_info = true;
 }
 
 /* PR-SCTP on, and with -T a lifetime for every message. */
@@ -528,13 +617,46 @@ static double epoch_of(uint64_t mono_ns)
 	return ts.tv_sec + ts.tv_nsec / 1e9 - (now_ns() - mono_ns) / 1e9;
 }
 
+/* The module's counters, as a JSON object. */
+static void report_tl_info(FILE *f)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} fields[] = {
+#define TL_FIELD(x)	{ #x, offsetof(struct tl_info, x) }
+		TL_FIELD(sections_offered), TL_FIELD(sections_completed),
+		TL_FIELD(sections_abandoned_unsent),
+		TL_FIELD(sections_abandoned_partial), TL_FIELD(bytes_offered),
+		TL_FIELD(bytes_sent), TL_FIELD(bytes_abandoned),
+		TL_FIELD(bytes_obsolete_late), TL_FIELD(bytes_obsolete_retrans),
+		TL_FIELD(bytes_queued), TL_FIELD(sections_queued),
+		TL_FIELD(sections_received), TL_FIELD(bytes_received),
+		TL_FIELD(gaps_received), TL_FIELD(bytes_gap),
+#undef TL_FIELD
+	};
+	unsigned int i;
+
+	fprintf(f, ", \"tltcp\": {\"sections_abandoned\": %llu",
+		(unsigned long long)(tl_info.sections_abandoned_unsent +
+				     tl_info.sections_abandoned_partial));
+	for (i = 0; i < ARRAY_SIZE(fields); i++)
+		fprintf(f, ", \"%s\": %llu", fields[i].name,
+			(unsigned long long)*(const uint64_t *)
+			((const char *)&tl_info + fields[i].off));
+	if (tl_drained >= 0)
+		fprintf(f, ", \"drained\": %s", tl_drained ? "true" : "false");
+	fputc('}', f);
+}
+
 static void report(const struct opts *o, const char *role, double secs,
 		   double epoch, const char *cc)
 {
 	const struct interval *sctp = NULL;
 	FILE *f = stdout;
 	uint64_t total = 0, pkts = 0, lost = 0;
-	bool sections = o->server ? sec_rx.sections > 0 : o->sec_size > 0;
+	bool sections = o->server ? sec_rx.sections || sec_rx.gaps :
+				    o->sec_size > 0;
 	double owd = 0;
 	int i;
 
@@ -563,7 +685,7 @@ static void report(const struct opts *o, const char *role, double secs,
 			i ? "," : "", iv->start, iv->secs,
 			(unsigned long long)iv->bytes,
 			iv->bytes * 8.0 / iv->secs);
-		if (o->proto == P_TCP && !o->server)
+		if (IS_TCP(o->proto) && !o->server)
 			fprintf(f, ", \"cwnd\": %u, \"ssthresh\": %u, "
 				"\"rtt_us\": %u, \"rttvar_us\": %u, "
 				"\"retransmits\": %u, \"segs_out\": %u",
@@ -580,6 +702,9 @@ static void report(const struct opts *o, const char *role, double secs,
 		if (sections && o->server)
 			fprintf(f, ", \"on_time_bytes\": %llu",
 				(unsigned long long)iv->on_time_bytes);
+		if (o->proto == P_TLTCP && o->server)
+			fprintf(f, ", \"gap_bytes\": %llu",
+				(unsigned long long)iv->gap_bytes);
 		if (iv->prsctp) {
 			sctp = iv;
 			fprintf(f, ", \"abandoned_unsent\": %llu, "
@@ -600,23 +725,48 @@ static void report(const struct opts *o, const char *role, double secs,
 	if (sections && o->server)
 		fprintf(f, ", \"sections\": %llu, \"sections_complete\": %llu, "
 			"\"sections_on_time\": %llu, \"on_time_bytes\": %llu, "
-			"\"sections_missing\": %llu",
+			"\"late_bytes\": %llu, \"sections_missing\": %llu",
 			(unsigned long long)sec_rx.sections,
 			(unsigned long long)sec_rx.complete,
 			(unsigned long long)sec_rx.on_time,
 			(unsigned long long)sec_rx.on_time_bytes,
+			(unsigned long long)sec_rx.late_bytes,
 			(unsigned long long)sec_rx.missing);
+	if (sections && o->server && o->proto == P_TLTCP)
+		fprintf(f, ", \"gap_bytes\": %llu, \"gaps\": %llu",
+			(unsigned long long)sec_rx.gap_bytes,
+			(unsigned long long)sec_rx.gaps);
 	if (sections && !o->server)
 		fprintf(f, ", \"sections_offered\": %llu, \"bytes_offered\": %llu",
 			(unsigned long long)sec_offered,
 			(unsigned long long)sec_offered_bytes);
+	if (o->ahead)
+		fprintf(f, ", \"deadline_ahead\": true");
 	if (sctp)
 		fprintf(f, ", \"abandoned_unsent\": %llu, \"abandoned_sent\": %llu",
 			(unsigned long long)sctp->abandoned_unsent,
 			(unsigned long long)sctp->abandoned_sent);
+	if (tl_have_info)
+		report_tl_info(f);
 	fprintf(f, "}\n}\n");
 	if (f != stdout && fclose(f))
 		die("%s: %s", o->out, strerror(errno));
+}
+
+/* -W: the receiver offers at most o->window bytes.  Receive buffer
+ * autotuning raises the clamp along with the buffer (6.1's
+ * tcp_rcv_space_adjust()) unless the application set the buffer itself,
+ * so set it too: twice the window, which SO_RCVBUF doubles again for
+ * overhead, leaves room for the segments and keeps the clamp.
+ */
+static void set_window_clamp(const struct opts *o, int fd)
+{
+	int v = (int)o->window, buf = 2 * v;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)))
+		die("-W %ld: SO_RCVBUF: %s", o->window, strerror(errno));
+	if (setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &v, sizeof(v)))
+		die("-W %ld: %s", o->window, strerror(errno));
 }
 
 static int open_server(const struct opts *o)
@@ -630,6 +780,11 @@ static int open_server(const struct opts *o)
 		dccp_setup(o, fd);
 	if (ai->ai_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	/* On the listener, so that the handshake already offers no more
+	 * (and picks its window scale accordingly).
+	 */
+	if (o->window)
+		set_window_clamp(o, fd);
 	if (bind(fd, ai->ai_addr, ai->ai_addrlen))
 		die("bind port %s: %s", o->port, strerror(errno));
 	if (o->proto != P_UDP && listen(fd, 1))
@@ -638,14 +793,68 @@ static int open_server(const struct opts *o)
 	return fd;
 }
 
-/* TCP and DCCP: one connection, read until the peer closes. */
+/* The sequence trace (-S): one line per read. */
+static FILE *trace_open(const struct opts *o)
+{
+	FILE *f;
+
+	if (!o->trace)
+		return NULL;
+	f = fopen(o->trace, "w");
+	if (!f)
+		die("%s: %s", o->trace, strerror(errno));
+	fputs("time,stream_off,len,type\n", f);
+	return f;
+}
+
+static void trace_line(FILE *f, uint64_t start, uint64_t t, uint64_t off,
+		       size_t len, bool gap)
+{
+	if (f)
+		fprintf(f, "%.6f,%llu,%zu,%s\n", (t - start) / 1e9,
+			(unsigned long long)off, len, gap ? "gap" : "data");
+}
+
+/* TLTCP: one recvmsg(MSG_TL), data or a gap; the record in *rec. */
+static ssize_t tltcp_recv(int fd, char *buf, size_t len, struct tl_record *rec,
+			  bool *gap)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct tl_record))];
+		struct cmsghdr align;
+	} cb;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cb.buf, .msg_controllen = sizeof(cb.buf),
+	};
+	struct cmsghdr *c;
+	ssize_t n = recvmsg(fd, &msg, MSG_TL);
+
+	if (n <= 0)
+		return n;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_TLTCP ||
+		    (c->cmsg_type != TL_DATA && c->cmsg_type != TL_GAP) ||
+		    c->cmsg_len < CMSG_LEN(sizeof(*rec)))
+			continue;
+		memcpy(rec, CMSG_DATA(c), sizeof(*rec));
+		*gap = c->cmsg_type == TL_GAP;
+		return n;
+	}
+	errno = EBADMSG;	/* every MSG_TL read carries its record */
+	return -1;
+}
+
+/* TCP, TLTCP, SCTP and DCCP: one connection, read until the peer closes. */
 static void serve_stream(const struct opts *o, int lfd)
 {
 	char *buf = malloc(BUF_SIZE);
-	uint64_t start = 0, last = 0;
-	bool sections = false;
+	uint64_t start = 0, last = 0, off = 0;
+	bool sections = false, tl = o->proto == P_TLTCP;
+	FILE *trace = trace_open(o);
 	struct interval *iv;
-	int fd;
+	int fd, err = 0;
 
 	if (!buf)
 		die("out of memory");
@@ -656,35 +865,69 @@ static void serve_stream(const struct opts *o, int lfd)
 		goto out;
 	if (fd < 0)
 		die("accept: %s", strerror(errno));
+	if (o->window)
+		set_window_clamp(o, fd);
+	if (tl)
+		tltcp_attach(fd);
 	while (!stop) {
-		ssize_t n = read(fd, buf, BUF_SIZE);
+		struct tl_record rec = { 0 };
+		bool gap = false;
+		ssize_t n = tl ? tltcp_recv(fd, buf, BUF_SIZE, &rec, &gap) :
+				 read(fd, buf, BUF_SIZE);
 		uint64_t t = now_ns();
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			die("read: %s", strerror(errno));
+		if (n < 0) {
+			err = errno;	/* report what arrived, then fail */
+			break;
+		}
 		if (n == 0)
 			break;
 		if (!start) {
 			start = t;
-			/* Sections announce themselves in their first bytes. */
-			sections = n >= 4 && ntohl(*(uint32_t *)buf) == SEC_MAGIC;
+			/* Sections announce themselves in their first bytes
+			 * (over TLTCP, sec_rx_tl() reads every record).
+			 */
+			sections = !tl && n >= 4 &&
+				   ntohl(*(uint32_t *)buf) == SEC_MAGIC;
 		}
 		last = t;
 		iv = interval_at(start, t, o->interval);
+		if (tl) {
+			off = rec.stream_off;
+			trace_line(trace, start, t, off, n, gap);
+			if (gap)
+				iv->gap_bytes += n;
+			else
+				iv->bytes += n;
+			iv->on_time_bytes += sec_rx_tl(&sec_rx, rec.section,
+						       rec.sec_off,
+						       gap ? NULL : (uint8_t *)buf,
+						       n, t);
+			continue;
+		}
+		trace_line(trace, start, t, off, n, false);
+		off += n;
 		iv->bytes += n;
 		if (sections)
 			iv->on_time_bytes += sec_rx_stream(&sec_rx,
 							   (uint8_t *)buf, n, t);
 	}
+	sec_rx_end(&sec_rx);
+	if (tl)
+		tltcp_get_info(fd);
 	close(fd);
-	if (sec_rx.bad)
+	if (sec_rx.bad && (sections || sec_rx.sections))
 		fprintf(stderr, "flowgen: sections: the stream lost its framing\n");
 out:
 	free(buf);
+	if (trace && fclose(trace))
+		die("%s: %s", o->trace, strerror(errno));
 	report(o, "receiver", start ? (last - start) / 1e9 : 0,
 	       start ? epoch_of(start) : 0, NULL);
+	if (err)
+		die("%s: %s", tl ? "recvmsg" : "read", strerror(err));
 }
 
 static void serve_udp(const struct opts *o, int fd)
@@ -785,6 +1028,8 @@ static int connect_client(const struct opts *o)
 		die("connect to %s port %s: %s%s", o->host, o->port,
 		    strerror(err), o->proto == P_DCCP && err == EILSEQ ?
 		    " (the server refused the CCID)" : "");
+	if (o->proto == P_TLTCP)
+		tltcp_attach(fd);
 	return fd;
 }
 
@@ -810,7 +1055,7 @@ static void sleep_until(uint64_t when)
 /* What the transport says about itself, after a write. */
 static void sample(const struct opts *o, int fd, struct interval *iv)
 {
-	if (o->proto == P_TCP)
+	if (IS_TCP(o->proto))
 		sample_tcp_info(fd, iv);
 	else if (o->proto == P_DCCP)
 		sample_tfrc(fd, iv);
@@ -831,8 +1076,45 @@ static uint64_t off_until(const struct opts *o, uint64_t start, uint64_t t)
 	return phase < on ? 0 : t - phase + cycle;
 }
 
+/* One section over TLTCP: sendmsg(MSG_TL) with the time left until its
+ * deadline (1 ns if none is left: the module abandons it at once); with
+ * -A, until one smoothed RTT before it.
+ */
+static ssize_t send_tl_section(const struct opts *o, int fd, char *sec,
+			       size_t len, uint64_t deadline)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(uint64_t))];
+		struct cmsghdr align;
+	} cb;
+	struct iovec iov = { .iov_base = sec, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cb.buf, .msg_controllen = sizeof(cb.buf),
+	};
+	uint64_t t = now_ns(), left;
+	struct cmsghdr *c;
+
+	if (o->ahead) {
+		struct tcp_info ti;
+		socklen_t tlen = sizeof(ti);
+
+		if (!getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tlen))
+			deadline -= (uint64_t)ti.tcpi_rtt * 1000;
+	}
+	left = deadline > t ? deadline - t : 1;
+	memset(&cb, 0, sizeof(cb));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_TLTCP;
+	c->cmsg_type = TL_DEADLINE;
+	c->cmsg_len = CMSG_LEN(sizeof(left));
+	memcpy(CMSG_DATA(c), &left, sizeof(left));
+	return sendmsg(fd, &msg, MSG_TL);
+}
+
 /* One section over a stream transport: written whole.  Over SCTP it is
- * one message whose PR-SCTP lifetime ends at the section's deadline.
+ * one message whose PR-SCTP lifetime ends at the section's deadline; over
+ * TLTCP one section with that deadline.
  */
 static ssize_t write_section(const struct opts *o, int fd, char *sec,
 			     uint64_t deadline)
@@ -850,6 +1132,8 @@ static ssize_t write_section(const struct opts *o, int fd, char *sec,
 	size_t done = 0;
 	ssize_t n;
 
+	if (o->proto == P_TLTCP)
+		return send_tl_section(o, fd, sec, o->sec_size, deadline);
 	if (o->proto == P_SCTP) {
 		msg.msg_control = cbuf;
 		msg.msg_controllen = sizeof(cbuf);
@@ -929,15 +1213,56 @@ static void send_sections(const struct opts *o, int fd, uint64_t start,
 	free(dgram);
 }
 
+/* TLTCP at the end of the flow: the FIN follows the sections still queued
+ * (each sent or abandoned by its deadline), and the receiver closes once
+ * it has read everything.  Wait for that, at most DEADLINE (30 s at most)
+ * + 5 s, so that the counters are final: every abandoned byte has
+ * reached the receiver as a gap.  Reading also takes the receiver's HELLO
+ * record off the socket, without which close() would reset the
+ * connection.
+ */
+static void tltcp_finish(const struct opts *o, int fd)
+{
+	double wait_s = (o->sec_deadline < TLTCP_DRAIN_MAX_S ?
+			 o->sec_deadline : TLTCP_DRAIN_MAX_S) + TLTCP_DRAIN_S;
+	uint64_t until = now_ns() + (uint64_t)(wait_s * 1e9);
+	char buf[4096];
+
+	tl_drained = 0;
+	if (!o->sec_size) {
+		/* Plain writes have no deadline to wait for. */
+		recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		return;
+	}
+	if (shutdown(fd, SHUT_WR))
+		return;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		uint64_t t = now_ns();
+		ssize_t n;
+
+		if (t >= until)
+			break;
+		poll(&pfd, 1, (int)((until - t) / 1000000) + 1);
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == 0) {
+			tl_drained = 1;
+			break;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			break;
+	}
+}
+
 static void send_flow(const struct opts *o)
 {
-	char *buf = calloc(1, o->proto != P_TCP ? (size_t)o->len : BUF_SIZE);
-	size_t wlen = o->rate || o->proto != P_TCP ? (size_t)o->len : TCP_WRITE;
+	char *buf = calloc(1, !IS_TCP(o->proto) ? (size_t)o->len : BUF_SIZE);
+	size_t wlen = o->rate || !IS_TCP(o->proto) ? (size_t)o->len : TCP_WRITE;
 	double gap_ns = o->rate ? o->len * 8.0 / o->rate * 1e9 : 0;
 	uint64_t start, t, end, next, seq = 0;
 	char cc[TCP_CA_NAME_MAX] = "";
 	socklen_t cclen = sizeof(cc);
-	bool greedy_tcp = o->proto == P_TCP && !o->rate && !o->sec_size;
+	bool greedy_tcp = IS_TCP(o->proto) && !o->rate && !o->sec_size;
 	int lowat = NOTSENT_LOWAT;
 	struct sigaction sa = { .sa_handler = on_stop };
 	int poll_ms = (int)(o->interval * 1000 / 2);
@@ -950,14 +1275,19 @@ static void send_flow(const struct opts *o)
 	if (o->wait)
 		usleep((useconds_t)(o->wait * 1e6));
 	fd = connect_client(o);
-	if (o->proto == P_TCP)
+	if (IS_TCP(o->proto))
 		getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &cclen);
 	/* Keep little unsent data in the socket, so that what the sender
 	 * wrote is close to what it sent and the flow ends soon after -t.
+	 * TLTCP keeps at most two segments unsent in TCP anyway; its own
+	 * queue gets the same bound.
 	 */
-	if (greedy_tcp)
+	if (greedy_tcp && o->proto == P_TCP)
 		setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
 			   sizeof(lowat));
+	if (greedy_tcp && o->proto == P_TLTCP &&
+	    setsockopt(fd, SOL_TLTCP, TL_SNDQ_LIMIT, &lowat, sizeof(lowat)))
+		die("TL_SNDQ_LIMIT: %s", strerror(errno));
 
 	/* A blocked write must not outlast the flow. */
 	sigaction(SIGALRM, &sa, NULL);
@@ -1038,6 +1368,10 @@ static void send_flow(const struct opts *o)
 
 		for (i = 0; i < 3; i++)
 			send(fd, &h, sizeof(h), 0);
+	}
+	if (o->proto == P_TLTCP) {
+		tltcp_finish(o, fd);
+		tltcp_get_info(fd);
 	}
 	close(fd);
 	free(buf);

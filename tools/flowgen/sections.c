@@ -5,7 +5,9 @@
  * A byte is on time if it arrived no later than its section's deadline; a
  * section is on time if all of its bytes did.  Sections whose sequence
  * numbers never appear (abandoned by PR-SCTP, or lost datagrams) count as
- * missing.
+ * missing.  Over TLTCP the receiver is told where the sender abandoned
+ * data: such gaps are counted apart, and a section of which only a gap
+ * arrived counts as missing.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -66,10 +68,12 @@ static uint64_t sec_got(struct sec_rx *rx, uint64_t bytes, uint64_t now)
 	bool in_time = now <= rx->cur.deadline_ns;
 
 	rx->cur_got += bytes;
-	if (in_time)
+	if (in_time) {
 		rx->on_time_bytes += bytes;
-	else
+	} else {
+		rx->late_bytes += bytes;
 		rx->cur_late = true;
+	}
 	if (rx->cur_got >= rx->cur.size) {
 		rx->complete++;
 		if (!rx->cur_late)
@@ -132,7 +136,86 @@ uint64_t sec_rx_datagram(struct sec_rx *rx, const struct sec_hdr *h,
 	return sec_got(rx, h->len, now);
 }
 
+/* TLTCP: the module's section under way is over. */
+static void sec_tl_close(struct sec_rx *rx)
+{
+	if (rx->tl_started && !rx->tl_data)
+		rx->missing++;
+	rx->in_section = false;
+	rx->hdr_got = 0;
+	rx->tl_data = false;
+	rx->tl_gap = false;
+}
+
+/* Each TLTCP section is one flowgen section: its first bytes are the
+ * header, sent before any other byte of it (the sender abandons only the
+ * unsent rest of a section).  The header's bytes count at the time the
+ * header is complete; if a gap cuts the header short, the deadline stays
+ * unknown and those few bytes count as late.
+ */
+uint64_t sec_rx_tl(struct sec_rx *rx, uint64_t tl_section, uint64_t sec_off,
+		   const uint8_t *p, size_t n, uint64_t now)
+{
+	uint64_t on_time = 0;
+	struct sec_hdr h;
+	size_t take;
+
+	if (rx->bad)
+		return 0;
+	if (!rx->tl_started || tl_section != rx->tl_section) {
+		sec_tl_close(rx);
+		rx->tl_started = true;
+		rx->tl_section = tl_section;
+	}
+	if (!p) {
+		if (!rx->tl_gap)
+			rx->gaps++;
+		rx->tl_gap = true;
+		rx->gap_bytes += n;
+		if (!rx->in_section && rx->hdr_got) {
+			rx->late_bytes += rx->hdr_got;
+			rx->hdr_got = 0;
+		}
+		rx->in_section = false;
+		return 0;
+	}
+	rx->tl_data = true;
+	if (!rx->in_section) {
+		if (sec_off != rx->hdr_got) {	/* not where the header is */
+			rx->bad = true;
+			return 0;
+		}
+		take = sizeof(rx->hdr) - rx->hdr_got;
+		if (take > n)
+			take = n;
+		memcpy(rx->hdr + rx->hdr_got, p, take);
+		rx->hdr_got += take;
+		p += take;
+		n -= take;
+		if (rx->hdr_got < sizeof(rx->hdr))
+			return 0;
+		rx->hdr_got = 0;
+		if (!sec_hdr_get(rx->hdr, sizeof(rx->hdr), &h)) {
+			rx->bad = true;
+			return 0;
+		}
+		rx->cur = h;
+		rx->cur_got = 0;
+		rx->cur_late = false;
+		rx->in_section = true;
+		rx->sections++;
+		on_time += sec_got(rx, sizeof(h), now);
+	}
+	if (n && rx->in_section)
+		on_time += sec_got(rx, n, now);
+	return on_time;
+}
+
 void sec_rx_end(struct sec_rx *rx)
 {
+	if (rx->tl_started) {
+		sec_tl_close(rx);
+		rx->tl_started = false;
+	}
 	rx->in_section = false;
 }

@@ -39,7 +39,12 @@ struct sec_rx {
 	uint64_t complete;	/* every byte arrived */
 	uint64_t on_time;	/* complete before the deadline */
 	uint64_t on_time_bytes;
-	uint64_t missing;	/* sequence numbers never seen */
+	uint64_t late_bytes;	/* arrived after their deadline */
+	uint64_t missing;	/* sequence numbers never seen; TLTCP:
+				 * sections of which only a gap arrived
+				 */
+	uint64_t gap_bytes;	/* TLTCP: bytes the sender abandoned */
+	uint64_t gaps;		/* TLTCP: sections with a gap */
 	/* parser state */
 	uint64_t next_seq;
 	struct sec_hdr cur;	/* the section being received */
@@ -49,6 +54,11 @@ struct sec_rx {
 	uint8_t hdr[sizeof(struct sec_hdr)];
 	size_t hdr_got;
 	bool bad;		/* the stream is not sections */
+	/* TLTCP: the module's section being received */
+	bool tl_started;
+	uint64_t tl_section;
+	bool tl_data;		/* some of its data arrived */
+	bool tl_gap;		/* its gap began */
 };
 
 /* Stream transports: feed every byte read, in order.  Returns the bytes
@@ -59,6 +69,12 @@ uint64_t sec_rx_stream(struct sec_rx *rx, const uint8_t *p, size_t n,
 /* Datagram transports: one datagram. */
 uint64_t sec_rx_datagram(struct sec_rx *rx, const struct sec_hdr *h,
 			 uint64_t now);
+/* TLTCP: one record of recvmsg(MSG_TL), data (p) or a gap (p NULL), of
+ * the module's section number tl_section, sec_off bytes into it.  One
+ * flowgen section is one TLTCP section.  Returns the bytes on time.
+ */
+uint64_t sec_rx_tl(struct sec_rx *rx, uint64_t tl_section, uint64_t sec_off,
+		   const uint8_t *p, size_t n, uint64_t now);
 /* The flow ended: account for the section under way. */
 void sec_rx_end(struct sec_rx *rx);
 
