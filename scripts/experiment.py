@@ -9,7 +9,7 @@ kernel module settings a run needs, the figures to draw and the paper's
 numbers to set ours beside.  Documentation/experiments.rst describes the
 format.  This program has two halves:
 
-  experiment.py run NAME [--short] [--out DIR] [--only GLOB]
+  experiment.py run NAME [--short] [--out DIR] [--only GLOB] [--duration S]
       in the guest (make experiment NAME=...): build each run's topology,
       start its flows (tools/flowgen), collect their JSON reports under
       DIR/<run>/, then analyze.
@@ -29,6 +29,7 @@ turns, because module parameters are global.
 
 import argparse
 import contextlib
+import csv
 import fnmatch
 import glob
 import json
@@ -57,9 +58,13 @@ BASE_PORT = 5301
 
 FLOW_KEYS = {"name", "pair", "transport", "cc", "ccid", "mss", "rate",
              "len", "start", "stop", "count", "lifetime_ms", "on_off",
-             "sections"}
+             "sections", "ahead", "window", "trace"}
 RUN_KEYS = {"name", "vary", "group", "modules", "topology", "flows",
-            "duration", "reference", "about"}
+            "duration", "warmup", "reference", "about", "baseline"}
+# Transports over TCP: TCP options (-C, -M, -W) and TCP_INFO apply.
+TCP_LIKE = ("tcp", "tltcp")
+# One packet of the paper's sequence plots (kind "seq").
+SEQ_PACKET = 1500
 
 
 class SpecError(ValueError):
@@ -73,11 +78,17 @@ def log(msg):
 # ------------------------------------------------------------ the spec --
 
 def _subst(value, v):
-    """Put a run's vary value into every string of a spec fragment."""
+    """Put a run's vary value into every string of a spec fragment.  A
+    vary value may be a table: "{v.key}" is then its entry key.  A lone
+    placeholder keeps the value's type."""
     if isinstance(value, str):
-        if value == "{v}":
-            return v
-        return value.replace("{v}", str(v))
+        fields = v.items() if isinstance(v, dict) else [(None, v)]
+        for key, x in fields:
+            ph = "{v}" if key is None else "{v.%s}" % key
+            if value == ph:
+                return x
+            value = value.replace(ph, _fmt_value(x))
+        return value
     if isinstance(value, list):
         return [_subst(x, v) for x in value]
     if isinstance(value, dict):
@@ -85,10 +96,18 @@ def _subst(value, v):
     return value
 
 
-def load(name, short=False):
+def _fmt_value(x):
+    """A vary value inside a string: 0.5, 62.5, 10 (not 10.0)."""
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x)
+
+
+def load(name, short=False, duration=None):
     """The experiment NAME (a name in scripts/experiments or a path),
     expanded: one entry per run, with its topology, flows and modules
-    complete.  short picks the short variant."""
+    complete.  short picks the short variant; duration (seconds), if
+    given, replaces every run's."""
     path = name if os.path.sep in name or name.endswith(".toml") \
         else os.path.join(EXPERIMENTS, f"{name}.toml")
     try:
@@ -120,6 +139,14 @@ def load(name, short=False):
             if short:
                 r["duration"] = float(shortcfg.get("duration",
                                                    r["duration"]))
+            if duration:
+                r["duration"] = float(duration)
+            # Seconds at each flow's start its throughput leaves out: the
+            # run's own, or the variant's default.
+            warmup = defaults.get("warmup", 0)
+            if short:
+                warmup = shortcfg.get("warmup", warmup)
+            r["warmup"] = float(r.get("warmup", warmup))
             r.setdefault("group", r["name"])
             r.setdefault("modules", {})
             r["flows"] = [_flow(r, i, f, defaults)
@@ -137,6 +164,11 @@ def load(name, short=False):
         runs = [r for r in runs if r["name"] in shortcfg["runs"]]
     exp["runs"] = runs
     exp["interval"] = float(defaults.get("interval", 1.0))
+    for r in runs:
+        for f in r["flows"]:
+            if f["stop"] - f["start"] - r["warmup"] < 1:
+                raise SpecError(f"run {r['name']} flow {f['name']}: "
+                                "less than 1 s after the warm-up")
     exp["parallel"] = int(shortcfg.get("parallel", exp.get("parallel", 1))
                           if short else exp.get("parallel", 1))
     return exp
@@ -174,8 +206,11 @@ def _flow(run, i, f, defaults):
     if flow["stop"] - flow["start"] < 1:
         raise SpecError(f"run {run['name']} flow {flow['name']}: "
                         "shorter than 1 s")
-    if flow["transport"] != "tcp":
+    if flow["transport"] not in TCP_LIKE:
         flow.pop("mss", None)
+        if "window" in flow:
+            raise SpecError(f"run {run['name']} flow {flow['name']}: "
+                            "window applies to TCP and TLTCP only")
     return flow
 
 
@@ -207,8 +242,8 @@ def _restore_modules(saved):
 
 
 def _listening(ns, port, transport):
-    flag = {"tcp": ["-ltn"], "udp": ["-lun"], "dccp": ["-ln", "--dccp"],
-            "sctp": ["-ln", "--sctp"]}
+    flag = {"tcp": ["-ltn"], "tltcp": ["-ltn"], "udp": ["-lun"],
+            "dccp": ["-ln", "--dccp"], "sctp": ["-ln", "--sctp"]}
     out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-H",
                           *flag[transport], f"sport = :{port}"],
                          capture_output=True, text=True).stdout
@@ -224,6 +259,20 @@ def _client_args(flow, exp, host):
                      ("on_off", "-O"), ("sections", "-D")):
         if key in flow:
             a += [opt, str(flow[key])]
+    if flow.get("ahead"):
+        a.append("-A")
+    return a
+
+
+def _server_args(flow, exp, port, d):
+    """The receiver's flowgen command line (after ip netns exec)."""
+    a = [FLOWGEN, "-s", "-P", flow["transport"], "-p", str(port),
+         "-i", f"{exp['interval']:g}",
+         "-o", os.path.join(d, f"{flow['name']}.rcv.json")]
+    if "window" in flow:
+        a += ["-W", str(flow["window"])]
+    if flow.get("trace"):
+        a += ["-S", os.path.join(d, f"{flow['name']}.seq.csv")]
     return a
 
 
@@ -251,10 +300,8 @@ def run_one(exp, run, out, status):
             port = BASE_PORT + i
             rcv = f"d{f['pair']}"
             srv = subprocess.Popen(
-                ["ip", "netns", "exec", topo.ns(rcv), FLOWGEN, "-s",
-                 "-P", f["transport"], "-p", str(port),
-                 "-i", f"{exp['interval']:g}",
-                 "-o", os.path.join(d, f"{f['name']}.rcv.json")],
+                ["ip", "netns", "exec", topo.ns(rcv),
+                 *_server_args(f, exp, port, d)],
                 stderr=errlog(f"{f['name']}.rcv.err"))
             procs.append(srv)
             for _ in range(100):
@@ -414,18 +461,41 @@ def _series(report, t0, bin_s=1.0):
     return times, [bins.get(b, 0) * 8 / bin_s for b in range(lo, hi + 1)]
 
 
+def seq_trace(path, rcv, t0):
+    """A receiver's sequence trace (flowgen -S) on the run's time axis:
+    [(time, stream offset after the record, record type)].  The trace's
+    times count from the receiver's epoch."""
+    out = []
+    try:
+        with open(path) as f:
+            rows = list(csv.DictReader(f))
+    except OSError:
+        return out
+    off = (rcv["epoch"] - t0) if rcv else 0.0
+    for row in rows:
+        try:
+            out.append((off + float(row["time"]),
+                        int(row["stream_off"]) + int(row["len"]),
+                        row["type"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
 def flow_metrics(exp, info, flow, d):
     """What the papers report for one flow (receiver-side throughput)."""
     rcv = _load_json(os.path.join(d, f"{flow['name']}.rcv.json"))
     snd = _load_json(os.path.join(d, f"{flow['name']}.snd.json"))
-    t0, active = info["t0"], flow["stop"] - flow["start"]
+    warmup = info["run"].get("warmup", 0)
+    t0, active = info["t0"], flow["stop"] - flow["start"] - warmup
     m = {"throughput_kbps": 0.0}
     if rcv:
-        # What arrived while the flow was on: not what drains from the
-        # send buffer after the sender stopped writing.
+        # What arrived while the flow was on, after its warm-up: not what
+        # drains from the send buffer after the sender stopped writing.
         off = rcv["epoch"] - t0
         got = sum(iv["bytes"] for iv in rcv["intervals"]
-                  if flow["start"] <= off + iv["start"] < flow["stop"])
+                  if flow["start"] + warmup <= off + iv["start"]
+                  < flow["stop"])
         m["throughput_kbps"] = got * 8 / active / 1e3
     times, rates = _series(rcv, t0)
     # Whole seconds inside the flow's life only.
@@ -445,7 +515,7 @@ def flow_metrics(exp, info, flow, d):
             except ValueError:
                 pass
     base_rtt = info["topology"]["info"].get("rtt", 0)
-    if snd and flow["transport"] == "tcp":
+    if snd and flow["transport"] in TCP_LIKE:
         ivs = [iv for iv in snd["intervals"] if iv.get("rtt_us")]
         if ivs:
             last = ivs[-1]
@@ -468,10 +538,36 @@ def flow_metrics(exp, info, flow, d):
         m["sections_missing"] = s["sections_missing"]
         if "abandoned_unsent" in o:
             m["abandoned"] = o["abandoned_unsent"] + o["abandoned_sent"]
+        m.update(_deadline_metrics(s, o))
+    if snd and "tltcp" in snd["summary"]:
+        tl = snd["summary"]["tltcp"]
+        m["abandoned_bytes"] = tl["bytes_abandoned"]
+        m["obsolete_bytes"] = tl["bytes_obsolete_late"] + \
+            tl["bytes_obsolete_retrans"]
+        if rcv and "gap_bytes" in rcv["summary"]:
+            # Abandoned bytes the receiver was not told of: 0 when the
+            # sender's queue drained before it closed.
+            m["unreported_bytes"] = tl["bytes_abandoned"] - \
+                rcv["summary"]["gap_bytes"]
     if rcv and flow["transport"] == "udp" and rcv["summary"].get("packets"):
         s = rcv["summary"]
         m["loss_pct"] = 100 * s["lost"] / (s["lost"] + s["packets"])
         m["delay_ms"] = s["mean_one_way_delay"] * 1e3
+    return m
+
+
+def _deadline_metrics(s, o):
+    """Sections, over the whole flow: bytes offered, delivered on time,
+    late, reported as gaps (TLTCP), and never delivered at all (abandoned
+    or lost)."""
+    m = {"on_time_bytes": s["on_time_bytes"]}
+    if "late_bytes" in s:
+        m["late_bytes"] = s["late_bytes"]
+    if "gap_bytes" in s:
+        m["gap_bytes"] = s["gap_bytes"]
+    if o.get("bytes_offered") and "late_bytes" in s:
+        m["undelivered_bytes"] = max(0, o["bytes_offered"] -
+                                     s["on_time_bytes"] - s["late_bytes"])
     return m
 
 
@@ -521,6 +617,14 @@ def run_metrics(run, flows, info):
         m["utilisation"] = sum(tps.values()) * 1e3 / rate
     if len(tps) > 1 and any(tps.values()):
         m["jain"] = metrics.jain(tps.values())
+        with contextlib.suppress(ValueError):
+            m["separation"] = metrics.separation(tps.values())
+    if run.get("baseline") and len(tps) > 1:
+        # TLTCP paper, all-TCP baseline: F_worst and F_best (S_TCP is
+        # the separation above).
+        with contextlib.suppress(ValueError):
+            m["f_worst"] = metrics.f_worst(tps.values())
+            m["f_best"] = metrics.f_best(tps.values())
     ref = run.get("reference")
     if ref:
         tcp = [v for k, v in tps.items()
@@ -555,7 +659,7 @@ def analyze(out):
             "failed": info["failed"], "kernel": info["kernel"]}
     with open(os.path.join(out, "metrics.json"), "w") as f:
         json.dump(res, f, indent=1)
-    plots = draw(exp, out)
+    plots = draw(exp, out, res)
     checks = evaluate(exp, res)
     write_report(exp, res, plots, checks, out)
     return exp["name"], checks
@@ -585,6 +689,12 @@ def evaluate(exp, res):
         v = lookup(res, c["run"], c.get("flow"), c["metric"])
         what = f"{c['run']}{'/' + c['flow'] if c.get('flow') else ''} " \
                f"{c['metric']}"
+        if "over" in c:
+            # The ratio to the same metric of another run or flow.
+            o = c["over"]
+            w = lookup(res, o["run"], o.get("flow"), c["metric"])
+            v = v / w if v is not None and w else None
+            what += f" / {o['run']}{'/' + o['flow'] if o.get('flow') else ''}"
         lo, hi = c.get("min", -math.inf), c.get("max", math.inf)
         ok = v is not None and lo <= v <= hi
         bound = f"in [{lo:g}, {hi:g}]".replace("-inf", "").replace(
@@ -601,7 +711,28 @@ def evaluate(exp, res):
 
 # ------------------------------------------------------------- plots --
 
-def draw(exp, out):
+def metric_lines(p, res):
+    """A [[plot]] of kind "metric": one line per entry of p["lines"], the
+    run metric (or, with "flow", the flow metric) of the run for each x of
+    p["x"]: line["run"].format(x=x), or the matching entry of the list
+    line["runs"].  Runs without a value leave a hole.  Returns
+    [(label, (xs, ys))]."""
+    out = []
+    for line in p.get("lines", []):
+        xs, ys = [], []
+        names = line.get("runs") or [line["run"].format(x=_fmt_value(x))
+                                     for x in p["x"]]
+        for x, name in zip(p["x"], names):
+            v = lookup(res, name, line.get("flow"), line["metric"])
+            if v is not None:
+                xs.append(x)
+                ys.append(v)
+        if xs:
+            out.append((line["label"], (xs, ys)))
+    return out
+
+
+def draw(exp, out, res=None):
     """One throughput-over-time figure per run, plus the experiment's own
     [[plot]] figures.  Returns the files written."""
     os.environ.setdefault("MPLCONFIGDIR", "/tmp/matplotlib")
@@ -621,6 +752,11 @@ def draw(exp, out):
         if not info:
             return [], []
         d = os.path.join(out, run["name"])
+        if kind == "seq":
+            rcv = _load_json(os.path.join(d, f"{flow['name']}.rcv.json"))
+            tr = seq_trace(os.path.join(d, f"{flow['name']}.seq.csv"), rcv,
+                           info["t0"])
+            return [t for t, _, _ in tr], [o / SEQ_PACKET for _, o, _ in tr]
         if kind == "dcp_f":
             m = flow_metrics(exp, info, flow, d)
             return ([t for t, _ in m.get("dcp_f_windows", [])],
@@ -629,14 +765,19 @@ def draw(exp, out):
         ts, rs = _series(rcv, info["t0"])
         return ts, [r / 1e3 for r in rs]
 
-    def figure(fname, title, lines, kind):
+    def figure(fname, title, lines, kind, p=None):
         fig, ax = plt.subplots(figsize=(8, 4.5))
         for label, (ts, ys) in lines:
             ax.plot(ts, ys, label=label, linewidth=1,
-                    marker="o" if kind == "dcp_f" else None, markersize=3)
-        ax.set_xlabel("time (s)")
-        ax.set_ylabel({"dcp_f": "F = T_calc / T_actual"}.get(
-            kind, "throughput at the receiver (kbit/s)"))
+                    marker="o" if kind in ("dcp_f", "metric") else None,
+                    markersize=3)
+        ax.set_xlabel((p or {}).get("xlabel", "time (s)"))
+        ax.set_ylabel((p or {}).get("ylabel") or {
+            "dcp_f": "F = T_calc / T_actual",
+            "seq": f"stream offset (packets of {SEQ_PACKET} B)"}
+            .get(kind, "throughput at the receiver (kbit/s)"))
+        if (p or {}).get("xlog"):
+            ax.set_xscale("log")
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
@@ -650,6 +791,11 @@ def draw(exp, out):
                [(f["name"], series(run, f, "throughput"))
                 for f in run["flows"]], "throughput")
     for p in exp.get("plot", []):
+        if p.get("kind") == "metric":
+            lines = metric_lines(p, res) if res else []
+            if lines:
+                figure(p["file"], p["title"], lines, "metric", p)
+            continue
         lines = []
         for run in exp["runs"]:
             globs = p["runs"] if isinstance(p["runs"], list) \
@@ -694,9 +840,19 @@ METRIC_NAMES = {
     "on_time_pct": "bytes on time (%)",
     "sections_missing": "sections missing",
     "abandoned": "messages abandoned",
+    "on_time_bytes": "bytes on time",
+    "late_bytes": "bytes late",
+    "gap_bytes": "bytes in gaps",
+    "undelivered_bytes": "bytes never delivered",
+    "abandoned_bytes": "bytes abandoned (TLTCP)",
+    "obsolete_bytes": "obsolete bytes sent (TLTCP)",
+    "unreported_bytes": "abandoned, no gap told",
     "utilisation": "utilisation",
     "jain": "Jain",
     "friendliness": "F",
+    "separation": "S",
+    "f_worst": "F_worst",
+    "f_best": "F_best",
 }
 
 
@@ -768,6 +924,8 @@ def main(argv=None):
                    "(default results/<name>[-short])")
     r.add_argument("--only", help="only the runs matching this glob; "
                    "the others' results in --out stay and are analyzed")
+    r.add_argument("--duration", type=float,
+                   help="seconds per run, instead of the description's")
     a = sub.add_parser("analyze", help="metrics, plots and report")
     a.add_argument("dir")
     ls = sub.add_parser("list", help="the experiments")
@@ -791,7 +949,7 @@ def main(argv=None):
             return 0
         if args.cmd == "analyze":
             return 0 if print_checks(*analyze(args.dir)) else 1
-        exp = load(args.name, args.short)
+        exp = load(args.name, args.short, args.duration)
         out = args.out or os.path.join(
             REPO, "results", exp["name"] + ("-short" if args.short else ""))
         ran = run_all(exp, out, args.only)

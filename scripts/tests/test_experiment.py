@@ -112,8 +112,51 @@ class Load(unittest.TestCase):
                                     "18", "-i", "0.5", "-w", "2",
                                     "-C", "reno"])
 
+    def test_vary_tables_warmup_and_receiver_options(self):
+        spec = SPEC + """
+[[run]]
+name = "mix-{v.n}"
+vary = [ { n = 4, half = 2 }, { n = 6, half = 3 } ]
+warmup = 3
+flows = [ { name = "tl", transport = "tltcp", sections = "1000,{v.half},{v.half}", window = 15000, trace = true, mss = 1000, count = "{v.half}" },
+          { name = "tcp", count = "{v.half}" } ]
+[[run]]
+name = "d-{v}"
+vary = [0.5, 62.5]
+flows = [ { name = "s", transport = "sctp", sections = "1000,{v},{v}" } ]
+"""
+        path = write(self.d, "v.toml", spec)
+        e = E.load(path)
+        runs = {r["name"]: r for r in e["runs"]}
+        self.assertIn("mix-6", runs)
+        mix = runs["mix-6"]
+        self.assertEqual([f["name"] for f in mix["flows"]],
+                         ["tl1", "tl2", "tl3", "tcp1", "tcp2", "tcp3"])
+        tl = mix["flows"][0]
+        self.assertEqual(tl["sections"], "1000,3,3")
+        # TLTCP keeps its TCP options; the receiver's go to the server.
+        self.assertEqual(E._client_args(tl, e, "h")[-4:],
+                         ["-M", "1000", "-D", "1000,3,3"])
+        self.assertEqual(E._server_args(tl, e, 5302, "/r")[1:],
+                         ["-s", "-P", "tltcp", "-p", "5302", "-i", "0.5",
+                          "-o", "/r/tl1.rcv.json", "-W", "15000",
+                          "-S", "/r/tl1.seq.csv"])
+        self.assertEqual(mix["warmup"], 3.0)
+        self.assertEqual(runs["free"]["warmup"], 0.0)
+        self.assertEqual(runs["d-62.5"]["flows"][0]["sections"],
+                         "1000,62.5,62.5")
+        # A duration for every run (the demo's knob).
+        e = E.load(path, duration=5)
+        self.assertEqual({r["duration"] for r in e["runs"]}, {5.0})
+        bad = spec.replace("window = 15000, trace", "trace")
+        bad = bad.replace('transport = "sctp",',
+                          'transport = "sctp", window = 1000,')
+        self.assertRaises(E.SpecError, E.load, write(self.d, "w.toml", bad))
+        bad = spec.replace("warmup = 3", "warmup = 19.5")
+        self.assertRaises(E.SpecError, E.load, write(self.d, "w.toml", bad))
+
     def test_shipped_experiments_load(self):
-        for name in ("reno_tw", "dcp"):
+        for name in ("reno_tw", "dcp", "tltcp"):
             for short in (False, True):
                 with self.subTest(name=name, short=short):
                     e = E.load(name, short)
@@ -191,6 +234,28 @@ class Analysis(unittest.TestCase):
         self.assertIn("| a-1 | x | 1000 |", text)
         self.assertIn("ok: a-1/x throughput_kbps = 1000 in [100, ]", text)
 
+    def test_ratio_check_and_metric_plot(self):
+        with open(os.path.join(self.d, "experiment.json")) as f:
+            e = json.load(f)
+        e["check"] = [{"run": "a-1", "flow": "x",
+                       "metric": "throughput_kbps",
+                       "over": {"run": "a-1", "flow": "tcp1"},
+                       "min": 1.9, "max": 2.1}]
+        with open(os.path.join(self.d, "experiment.json"), "w") as f:
+            json.dump(e, f)
+        _, checks = E.analyze(self.d)
+        self.assertEqual(len(checks), 1)
+        self.assertTrue(checks[0][0], checks[0][1])
+        self.assertIn("a-1/x throughput_kbps / a-1/tcp1 = 2", checks[0][1])
+        with open(os.path.join(self.d, "metrics.json")) as f:
+            res = json.load(f)
+        p = {"x": [1, 2], "lines": [
+            {"label": "F", "run": "a-{x}", "metric": "friendliness"},
+            {"label": "x", "runs": ["zz", "a-1"], "flow": "x",
+             "metric": "throughput_kbps"}]}
+        self.assertEqual(E.metric_lines(p, res),
+                         [("F", ([1], [2.0])), ("x", ([2], [1000.0]))])
+
     def test_failed_check_and_missing_run(self):
         with open(os.path.join(self.d, "experiment.json")) as f:
             e = json.load(f)
@@ -201,6 +266,110 @@ class Analysis(unittest.TestCase):
         _, checks = E.analyze(self.d)
         self.assertEqual([(ok, t.split(" ")[0]) for ok, t in checks],
                          [(False, "a-1/x"), (False, "gone:")])
+
+
+class Tltcp(unittest.TestCase):
+    """Sections over TLTCP, PR-SCTP and TCP, the paper's friendliness
+    metrics, warm-up and the sequence trace, on reports written by hand."""
+
+    SPEC = """
+title = "tl"
+[topology]
+shape = "dumbbell"
+rate = "1mbit"
+[defaults]
+duration = 10
+interval = 1
+warmup = 2
+[[run]]
+name = "mix"
+reference = ["tcp*"]
+flows = [ { name = "tl", transport = "tltcp", sections = "1000,1,1", trace = true },
+          { name = "tcp1" }, { name = "tcp2" } ]
+[[run]]
+name = "base"
+baseline = true
+flows = [ { name = "t", count = 4 } ]
+"""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        e = E.load(write(self.d, "t.toml", self.SPEC))
+        with open(os.path.join(self.d, "experiment.json"), "w") as f:
+            json.dump(e, f)
+        t0 = 500.0
+        # Per second: tl 3000 B, tcp1 2000 B, tcp2 1000 B; but tl's first
+        # two seconds (warm-up) carry 50000 B, which must not count.
+        per = {"tl": 3000, "tcp1": 2000, "tcp2": 1000}
+        self.write_run(e["runs"][0], t0, {
+            n: report(t0, [{"start": float(i), "seconds": 1.0,
+                            "bytes": 50000 if n == "tl" and i < 2 else b}
+                           for i in range(10)],
+                      **({"sections": 9, "sections_complete": 0,
+                          "sections_on_time": 0, "on_time_bytes": 4000,
+                          "late_bytes": 500, "sections_missing": 1,
+                          "gap_bytes": 3500, "gaps": 8}
+                         if n == "tl" else {}))
+            for n, b in per.items()},
+            {"tl": report(t0, [], sections_offered=10, bytes_offered=10000,
+                          tltcp={"bytes_abandoned": 3600,
+                                 "bytes_obsolete_late": 70,
+                                 "bytes_obsolete_retrans": 30})})
+        with open(os.path.join(self.d, "mix", "tl.seq.csv"), "w") as f:
+            f.write("time,stream_off,len,type\n0.5,0,1000,data\n"
+                    "1.0,1000,1000,gap\n")
+        # The baseline: 1, 2, 3, 6 kB/s.
+        self.write_run(e["runs"][1], t0, {
+            f"t{i + 1}": report(t0, [{"start": float(s), "seconds": 1.0,
+                                      "bytes": b} for s in range(10)])
+            for i, b in enumerate((1000, 2000, 3000, 6000))}, {})
+
+    def write_run(self, run, t0, rcv, snd):
+        d = os.path.join(self.d, run["name"])
+        os.makedirs(d)
+        with open(os.path.join(d, "run.json"), "w") as f:
+            json.dump({"run": run, "t0": t0, "kernel": "k", "failed": [],
+                       "topology": {"info": {"rate": 1000000}}}, f)
+        for name, rep in rcv.items():
+            with open(os.path.join(d, f"{name}.rcv.json"), "w") as f:
+                json.dump(rep, f)
+        for name, rep in snd.items():
+            with open(os.path.join(d, f"{name}.snd.json"), "w") as f:
+                json.dump(rep, f)
+
+    def test_metrics(self):
+        E.analyze(self.d)
+        with open(os.path.join(self.d, "metrics.json")) as f:
+            res = json.load(f)["runs"]
+        mix, base = res["mix"], res["base"]
+        tl = mix["flows"]["tl"]
+        # After the 2 s warm-up: 3000 B/s = 24 kbit/s.
+        self.assertAlmostEqual(tl["throughput_kbps"], 24.0)
+        self.assertEqual(tl["on_time_bytes"], 4000)
+        self.assertEqual(tl["late_bytes"], 500)
+        self.assertEqual(tl["gap_bytes"], 3500)
+        self.assertEqual(tl["undelivered_bytes"], 5500)
+        self.assertEqual(tl["abandoned_bytes"], 3600)
+        self.assertEqual(tl["obsolete_bytes"], 100)
+        self.assertEqual(tl["unreported_bytes"], 100)
+        self.assertAlmostEqual(tl["on_time_pct"], 40.0)
+        # F = 24 / mean(16, 8); S = 24 / 8.
+        self.assertAlmostEqual(mix["run"]["friendliness"], 2.0)
+        self.assertAlmostEqual(mix["run"]["separation"], 3.0)
+        self.assertNotIn("f_worst", mix["run"])
+        # Baseline 1, 2, 3, 6: F_worst = 4.5 / 1.5; F_best: ranks 2 and 4
+        # (2, 6) against 1 and 3 (1, 3), 4 / 2.
+        self.assertAlmostEqual(base["run"]["f_worst"], 3.0)
+        self.assertAlmostEqual(base["run"]["f_best"], 2.0)
+        self.assertAlmostEqual(base["run"]["separation"], 6.0)
+
+    def test_sequence_trace(self):
+        rcv = {"epoch": 501.0}
+        tr = E.seq_trace(os.path.join(self.d, "mix", "tl.seq.csv"), rcv,
+                         500.0)
+        self.assertEqual(tr, [(1.5, 1000, "data"), (2.0, 2000, "gap")])
+        self.assertEqual(E.seq_trace(os.path.join(self.d, "none.csv"),
+                                     rcv, 500.0), [])
 
 
 if __name__ == "__main__":
