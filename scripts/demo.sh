@@ -1,44 +1,62 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make demo: build a dumbbell in the guest, run a TCP flow across it and
-# print what was configured beside what was measured.
+# make demo: TLTCP at work, the TLTCP paper's Fig. 5 (Mukherjee & Brecht,
+# section 6.1) in the guest.  On the paper's Table 1 dumbbell (1.5 Mbit/s,
+# 20 ms bottleneck, 400-packet queue, 10 Mbit/s 2 ms access links, 10-packet
+# receiver windows) a TLTCP flow offered a 700,000-byte section every
+# second, each useful for 1 s, runs beside a bulk TCP flow, both Reno.
+# Printed: each flow's throughput, what the TLTCP module abandoned and what
+# its receiver was told, and both stream offsets second by second, in
+# which TLTCP's jumps at the deadlines show (scripts/tltcp_demo.py).
 #
-# Environment: DEMO_RATE (bit/s, default 10000000), DEMO_DELAY (one-way
-# bottleneck delay in ms, default 25), DEMO_SECONDS (default 10),
-# DEMO_CC (congestion control, default the system's).
+# Environment: DEMO_SECONDS (default 20).  The reports, sequence traces
+# and a PNG of the offsets stay in results/demo/.
 
 . "$(dirname "$0")/../selftests/lib.sh"
 
-rate=${DEMO_RATE:-10000000}
-delay=${DEMO_DELAY:-25}
-secs=${DEMO_SECONDS:-10}
-cc=${DEMO_CC:-$(sysctl -n net.ipv4.tcp_congestion_control)}
+secs=${DEMO_SECONDS:-20}
+out=${DEMO_OUT:-$REPO/results/demo}
+window=15000		# 10 packets, the paper's receiver window
 
-require_cmd iperf3 ping tc
-topo_up dumbbell --rate "${rate}bit" --delay "${delay}ms" --queue bdp
+[ -x "$FLOWGEN" ] || { echo "demo: tools/flowgen not built (make tools)" >&2; exit 1; }
+modprobe tltcp || { echo "demo: the tltcp module does not load" >&2; exit 1; }
+rm -rf "$out"
+mkdir -p "$out"
 
-rtt_conf=$(awk -v d="$delay" 'BEGIN { print 2 * d / 1000 }')
-rtt4=$(ping_rtt s1 "$IP4_d1")
-rtt6=$(ping_rtt s1 "$IP6_d1")
-( while :; do nsx r1 tc -s qdisc show dev to-r2; sleep 0.1; done ) \
-	> "$TMPD/q" 2>/dev/null &
-sampler=$!
-gp=$(iperf_tcp s1 d1 "$secs" 2 -C "$cc")
-kill $sampler
-maxq=$("$PYTHON" "$MEASURE" max-backlog "$TMPD/q" --handle 10:)
-payload=$(awk -v r="$rate" 'BEGIN { print r * 1448 / 1514 }')
+topo_up dumbbell --pairs 2 --rate 1.5mbit --delay 20ms --queue 400 \
+	--access-rate 10mbit --access-delay 2ms
 
-awk -v rate="$rate" -v payload="$payload" -v gp="${gp:-0}" -v cc="$cc" \
-    -v rc="$rtt_conf" -v r4="${rtt4:-0}" -v r6="${rtt6:-0}" \
-    -v q="$TOPO_QUEUE" -v mq="$maxq" -v secs="$secs" -v k="$(uname -r)" 'BEGIN {
-	printf "\nDumbbell in a %s guest: s1 -- r1 ==bottleneck== r2 -- d1\n\n", k
-	printf "%-34s %16s %16s\n", "", "configured", "measured"
-	printf "%-34s %13.2f ms %13.2f ms\n", "RTT, IPv4 ping", rc * 1000, r4 * 1000
-	printf "%-34s %13.2f ms %13.2f ms\n", "RTT, IPv6 ping", rc * 1000, r6 * 1000
-	printf "%-34s %8.2f Mbit/s %8.2f Mbit/s\n", "TCP goodput (" cc ", " secs " s)", payload / 1e6, gp / 1e6
-	printf "%-34s %11d pkts %11d pkts\n", "queue limit / largest backlog", q, mq
-	printf "\nThe bottleneck is %.2f Mbit/s on the wire; TCP payload can use %.0f %% of it.\n", rate / 1e6, 100 * 1448 / 1514
-	printf "Goodput is measured at the receiver (iperf3 -R), after the first 2 s.\n"
-}'
-[ -n "$gp" ] && [ -n "$rtt4" ]
+# Receivers: d1 the TLTCP flow's, d2 the TCP flow's.
+nsx d1 "$FLOWGEN" -s -P tltcp -p 5301 -W $window -S "$out/tltcp.seq.csv" \
+	-o "$out/tltcp.rcv.json" &
+rcv1=$!
+nsx d2 "$FLOWGEN" -s -P tcp -p 5302 -W $window -S "$out/tcp.seq.csv" \
+	-o "$out/tcp.rcv.json" &
+rcv2=$!
+wait_listen d1 5301 && wait_listen d2 5302 || exit 1
+
+echo "TLTCP beside TCP for $secs s on the TLTCP paper's Table 1 dumbbell (kernel $(uname -r)):"
+echo "s1, s2 --10 Mbit/s, 2 ms-- r1 ==1.5 Mbit/s, 20 ms, 400 packets== r2 --10 Mbit/s, 2 ms-- d1, d2"
+echo "s1 -> d1: TLTCP, a 700,000-byte section every second, each with a 1 s deadline"
+echo "s2 -> d2: TCP, bulk; both Reno, receiver windows clamped to $window bytes"
+nsx s1 "$FLOWGEN" -c "$IP4_d1" -p 5301 -P tltcp -C reno -D 700000,1,1 \
+	-t "$secs" -o "$out/tltcp.snd.json" &
+snd1=$!
+nsx s2 "$FLOWGEN" -c "$IP4_d2" -p 5302 -C reno -t "$secs" \
+	-o "$out/tcp.snd.json" &
+snd2=$!
+rc=0
+wait $snd1 || { echo "demo: the TLTCP sender failed" >&2; rc=1; }
+wait $snd2 || { echo "demo: the TCP sender failed" >&2; rc=1; }
+# The TCP receiver ends when the last bytes written arrive; give it time.
+for i in $(seq 100); do
+	kill -0 $rcv1 2>/dev/null || kill -0 $rcv2 2>/dev/null || break
+	sleep 0.1
+done
+kill $rcv1 $rcv2 2>/dev/null
+wait $rcv1 $rcv2 2>/dev/null
+
+"$PYTHON" "$REPO/scripts/tltcp_demo.py" "$out" --seconds "$secs" \
+	--png "$out/fig5.png" || rc=1
+exit $rc
