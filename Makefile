@@ -8,6 +8,8 @@
 #   make vm CMD='...'        run a command in a VM booting the target kernel
 #   make check               the whole test suite (deps, builds, unit tests,
 #                            selftests in the 6.1 and 6.12 guests)
+#   make check-experiments   the experiments' short variants and their
+#                            bounds (selftests/experiments), in the VM
 #   make tools               build the user-space tools (tools/)
 #   make checkpatch          checkpatch --strict over the module sources
 #   make demo                the headline demo, in the VM
@@ -42,7 +44,7 @@ PYTHON ?= python3
 VM := $(PYTHON) $(TOP)/scripts/vm.py
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
-	clean kernel-ok ksft tools experiment experiments
+	clean kernel-ok ksft tools experiment experiments check-experiments
 
 TOOLS := tools/flowgen tools/tltcp_stream
 
@@ -114,6 +116,11 @@ experiments:
 
 check:
 	@$(TOP)/scripts/check.sh
+
+check-experiments: modules selftests
+	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
+		--timeout 3600 -- \
+		"make -s --no-print-directory -C selftests run_tests TARGETS=experiments"
 
 clean:
 	rm -rf $(BUILD)
