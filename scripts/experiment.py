@@ -60,7 +60,8 @@ FLOW_KEYS = {"name", "pair", "transport", "cc", "ccid", "mss", "rate",
              "len", "start", "stop", "count", "lifetime_ms", "on_off",
              "sections", "ahead", "window", "trace"}
 RUN_KEYS = {"name", "vary", "group", "modules", "topology", "flows",
-            "duration", "warmup", "reference", "about", "baseline"}
+            "duration", "warmup", "reference", "about", "baseline",
+            "weight", "loss_steps", "equation"}
 # Transports over TCP: TCP options (-C, -M, -W) and TCP_INFO apply.
 TCP_LIKE = ("tcp", "tltcp")
 # One packet of the paper's sequence plots (kind "seq").
@@ -149,6 +150,7 @@ def load(name, short=False, duration=None):
             r["warmup"] = float(r.get("warmup", warmup))
             r.setdefault("group", r["name"])
             r.setdefault("modules", {})
+            _check_steps(r)
             r["flows"] = [_flow(r, i, f, defaults)
                           for i, f in enumerate(_counted(r))]
             if not r["flows"]:
@@ -172,6 +174,26 @@ def load(name, short=False, duration=None):
     exp["parallel"] = int(shortcfg.get("parallel", exp.get("parallel", 1))
                           if short else exp.get("parallel", 1))
     return exp
+
+
+def _check_steps(run):
+    """loss_steps: [[seconds into the run, loss %], ...] in time order,
+    on a dumbbell's bottleneck (which must have a netem: a delay)."""
+    steps = run.get("loss_steps")
+    if steps is None:
+        return
+    ok = isinstance(steps, list) and all(
+        isinstance(x, list) and len(x) == 2 and
+        all(isinstance(v, (int, float)) for v in x) and
+        0 <= x[0] < run["duration"] and 0 <= x[1] < 100 for x in steps)
+    if not ok or [x[0] for x in steps] != sorted(x[0] for x in steps):
+        raise SpecError(f"run {run['name']}: loss_steps must be "
+                        "[[seconds, percent], ...] in time order, within "
+                        "the run")
+    if run["topology"].get("shape", "dumbbell") != "dumbbell" or \
+            not run["topology"].get("delay"):
+        raise SpecError(f"run {run['name']}: loss_steps need a dumbbell "
+                        "with a bottleneck delay")
 
 
 def _counted(run):
@@ -322,6 +344,7 @@ def run_one(exp, run, out, status):
             clients.append(subprocess.Popen(
                 cmd, stderr=errlog(f"{f['name']}.snd.err")))
         status[run["name"]] = t0
+        steps = _loss_steps(run, topo, t0)
         failed = []
         for f, c in zip(run["flows"], clients):
             try:
@@ -347,6 +370,7 @@ def run_one(exp, run, out, status):
             if not os.path.exists(rep):
                 failed.append(f"{f['name']} receiver wrote no report "
                               f"(exit {s.returncode})")
+        steps["stop"]()
         qdisc = subprocess.run(
             ["ip", "netns", "exec", topo.ns("r1"), "tc", "-s", "qdisc"],
             capture_output=True, text=True).stdout
@@ -354,12 +378,39 @@ def run_one(exp, run, out, status):
             fq.write(qdisc)
         info = {"run": run, "t0": t0, "topology": topo.to_dict(),
                 "kernel": os.uname().release, "failed": failed}
+        if steps["done"]:
+            info["loss_steps"] = steps["done"]
         with open(os.path.join(d, "run.json"), "w") as fj:
             json.dump(info, fj, indent=1)
     status.pop(run["name"], None)
     if failed:
         log(f"{run['name']}: " + "; ".join(failed))
     return not failed
+
+
+def _loss_steps(run, topo, t0):
+    """Change the bottleneck's random loss at the run's loss_steps (s
+    after t0, when the senders started), from timer threads.  Returns
+    {"done": [[when applied (s after t0), loss %]], "stop": cancel}."""
+    out, timers = {"done": []}, []
+
+    def step(loss):
+        try:
+            topo.set_loss("r1", "r2", loss)
+            out["done"].append([round(time.time() - t0, 3), loss])
+        except (RuntimeError, ValueError) as e:
+            log(f"{run['name']}: loss step to {loss} %: {e}")
+    for at, loss in run.get("loss_steps", []):
+        timers.append(threading.Timer(max(0.0, t0 + at - time.time()),
+                                      step, (loss,)))
+        timers[-1].start()
+
+    def stop():
+        for t in timers:
+            t.cancel()
+            t.join()
+    out["stop"] = stop
+    return out
 
 
 def _batches(exp):
@@ -638,6 +689,94 @@ def run_metrics(run, flows, info):
                 pass
             m["reference_kbps"] = sum(tcp) / len(tcp)
             m["others_kbps"] = sum(other) / len(other)
+            if run.get("weight"):
+                # MulTFRC: the others' mean / (n x the reference mean).
+                with contextlib.suppress(ValueError):
+                    m["normalized"] = metrics.normalized_throughput(
+                        m["others_kbps"], float(run["weight"]), tcp)
+    return m
+
+
+# Seconds of each loss phase that the smoothness metric leaves out: the
+# change of rate that follows a step is responsiveness, not jitter.
+SETTLE = 2.0
+# Bins of the aggregate's smoothness (seconds).
+COV_BIN = 0.5
+
+
+def aggregate_metrics(exp, run, flows, info, d):
+    """The run's flows taken as one: throughput (agg_kbps) and the
+    coefficient of variation of its COV_BIN-second throughput
+    (agg_cov), the mean over the loss phases that loss_steps make (one
+    phase without), each after its first SETTLE seconds (the first
+    after the warm-up).  With "equation", the MulTFRC equation for the
+    flows as n parallel TCP flows, fed what they measured."""
+    m = {"agg_kbps": sum(f["throughput_kbps"] for f in flows.values())}
+    t0, total = info["t0"], {}
+    for f in run["flows"]:
+        rcv = _load_json(os.path.join(d, f"{f['name']}.rcv.json"))
+        for t, r in zip(*_series(rcv, t0, COV_BIN)):
+            total[t] = total.get(t, 0.0) + r
+    start = min(f["start"] for f in run["flows"]) + run.get("warmup", 0)
+    stop = min(f["stop"] for f in run["flows"])
+    cuts = [start] + [at + SETTLE for at, _ in run.get("loss_steps", [])
+                      if at + SETTLE > start] + [stop]
+    covs = []
+    for lo, hi in zip(cuts, cuts[1:]):
+        xs = [r for t, r in total.items() if lo <= t and t + COV_BIN <= hi
+              and not any(at <= t < at + SETTLE
+                          for at, _ in run.get("loss_steps", []))]
+        if len(xs) >= 3:
+            with contextlib.suppress(ValueError):
+                covs.append(metrics.cov(xs))
+    if covs:
+        m["agg_cov"] = sum(covs) / len(covs)
+    if run.get("equation"):
+        m.update(equation_metrics(run, info, d))
+    return m
+
+
+def equation_metrics(run, info, d):
+    """The paper's Fig. 1-2: n parallel TCP flows' aggregate against the
+    MulTFRC equation fed with what they measured after the warm-up: the
+    loss rate p_r (retransmitted / sent segments, TCP_INFO), the loss
+    event rate p_e of the aggregate (retransmissions within one mean RTT
+    of an event's first are one event; the senders' samples, every
+    report interval, are the time resolution), j = p_r / p_e (losses per
+    event, as the paper's [5] approximates it), the mean smoothed RTT,
+    and Linux's RTO, srtt + max(4 rttvar, 200 ms).  Keys: eq_kbps,
+    eq_ratio (equation / measured), p_e, p_r, j, eq_rtt_ms."""
+    samples, sent, rtts, rttvars, seg = [], 0, [], [], []
+    t0, warm = info["t0"], run.get("warmup", 0)
+    for f in run["flows"]:
+        snd = _load_json(os.path.join(d, f"{f['name']}.snd.json"))
+        if not snd:
+            continue
+        off = snd["epoch"] - t0
+        # Intervals without a TCP_INFO sample carry zeros: skip them.
+        ivs = [iv for iv in snd["intervals"] if iv.get("rtt_us")
+               and off + iv["start"] + iv["seconds"] >= f["start"] + warm
+               and off + iv["start"] < f["stop"]]
+        for a, b in zip(ivs, ivs[1:]):
+            samples.append((off + b["start"] + b["seconds"],
+                            b["retransmits"] - a["retransmits"]))
+            sent += b["segs_out"] - a["segs_out"]
+        rtts += [iv["rtt_us"] / 1e6 for iv in ivs]
+        rttvars += [iv.get("rttvar_us", 0) / 1e6 for iv in ivs]
+        seg.append(f.get("mss", 1448))
+    if not rtts or sent <= 0:
+        return {}
+    rtt = sum(rtts) / len(rtts)
+    rto = rtt + max(4 * sum(rttvars) / len(rttvars), 0.2)
+    events, lost = metrics.loss_events(sorted(samples), rtt)
+    m = {"eq_rtt_ms": rtt * 1e3, "p_r": lost / sent, "p_e": events / sent}
+    if not events or m["p_e"] >= 1:
+        return m
+    m["j"] = lost / events
+    n = len(run["flows"])
+    x = metrics.multfrc_rate(n, m["p_e"], m["j"], rtt, rto,
+                             s=sum(seg) / len(seg))
+    m["eq_kbps"] = x * 8 / 1e3
     return m
 
 
@@ -654,8 +793,12 @@ def analyze(out):
             continue
         flows = {f["name"]: flow_metrics(exp, info, f, d)
                  for f in run["flows"]}
+        rm = run_metrics(run, flows, info)
+        rm.update(aggregate_metrics(exp, run, flows, info, d))
+        if rm.get("eq_kbps") and rm["agg_kbps"]:
+            rm["eq_ratio"] = rm["eq_kbps"] / rm["agg_kbps"]
         res["runs"][run["name"]] = {
-            "flows": flows, "run": run_metrics(run, flows, info),
+            "flows": flows, "run": rm,
             "failed": info["failed"], "kernel": info["kernel"]}
     with open(os.path.join(out, "metrics.json"), "w") as f:
         json.dump(res, f, indent=1)
@@ -848,6 +991,15 @@ METRIC_NAMES = {
     "obsolete_bytes": "obsolete bytes sent (TLTCP)",
     "unreported_bytes": "abandoned, no gap told",
     "utilisation": "utilisation",
+    "normalized": "normalized throughput",
+    "agg_kbps": "aggregate (kbit/s)",
+    "agg_cov": "CoV of the aggregate",
+    "eq_kbps": "equation (kbit/s)",
+    "eq_ratio": "equation / measured",
+    "p_e": "loss event rate",
+    "p_r": "loss rate",
+    "j": "losses per event",
+    "eq_rtt_ms": "RTT (ms)",
     "jain": "Jain",
     "friendliness": "F",
     "separation": "S",

@@ -71,6 +71,46 @@ def dcp_friendliness(rtt, p, actual_pps):
     return _ratio(tcp_model_rate(rtt, p), actual_pps, "DCP friendliness")
 
 
+def multfrc_rate(n, p, j, rtt, rto, s=1.0, b=1):
+    """The MulTFRC equation in double precision (the paper's Algorithm 1
+    as the design notes state it, with the refined j): the throughput of
+    n parallel TCP flows that see loss event rate p, j packets lost per
+    loss event, RTT rtt and RTO rto (seconds), in units of s per second
+    (s = segment size: bytes/s).  The module computes the same in fixed
+    point (net/ipv4/tcp_multfrc_eq.c)."""
+    if n <= 0 or not 0 < p < 1 or j <= 0 or rtt <= 0 or rto <= 0:
+        raise ValueError(f"multfrc_rate: n={n} p={p} j={j} rtt={rtt} "
+                         f"rto={rto} out of the domain")
+    # Flows hit per loss event: n (1 - (1 - 1/n)^j), between 1 and
+    # ceil(n); below n = 1 it is 1 (and the power would be complex).
+    af = n * (1 - (1 - 1 / n) ** j) if 1 < n < 12 else j
+    af = max(min(af, math.ceil(n)), 1)
+    a = p * b * af * (24 * n * n + p * b * af * (n - 2 * af) ** 2)
+    x = (af * p * b * (2 * af - n) + math.sqrt(a)) / (6 * n * n * p)
+    z = rto * (1 + 32 * p * p) / (1 - p)
+    q = min(2 * j * b * z / (rtt * (1 + 3 * n / j) * x * x),
+            n * z / (x * rtt), n)
+    return ((1 - q / n) / (p * x * rtt) + q / (z * (1 - p))) * s
+
+
+def loss_events(samples, rtt):
+    """Loss events as TFRC counts them, from (time, packets lost) samples
+    in time order: losses within one RTT of an event's first loss belong
+    to it.  Returns (events, packets lost).  Samples are as fine as the
+    measurement: losses reported together count as one event."""
+    if rtt <= 0:
+        raise ValueError("loss_events: RTT must be positive")
+    events, lost, first = 0, 0, None
+    for t, k in samples:
+        if k <= 0:
+            continue
+        lost += k
+        if first is None or t >= first + rtt:
+            events += 1
+            first = t
+    return events, lost
+
+
 def jain(flows):
     """Jain's fairness index (sum x)^2 / (n * sum x^2), in [1/n, 1]."""
     xs = list(flows)

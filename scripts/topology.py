@@ -338,12 +338,33 @@ class Topology:
         self._nsrun(node, f"tc filter add dev {dev} parent ffff: protocol "
                     f"all u32 match u32 0 0 action mirred egress redirect "
                     f"dev {ifb}")
-        netem = f"tc qdisc add dev {ifb} root netem limit {NETEM_LIMIT}"
+        self._nsrun(node, f"tc qdisc add dev {ifb} root {self._netem(shape)}")
+
+    @staticmethod
+    def _netem(shape):
+        netem = f"netem limit {NETEM_LIMIT}"
         if shape.delay:
             netem += f" delay {shape.delay * 1e6:.0f}us"
         if shape.loss:
             netem += f" loss random {shape.loss:g}%"
-        self._nsrun(node, netem)
+        return netem
+
+    def set_loss(self, a, b, loss):
+        """Change the random loss of the link a-b, both directions, while
+        the topology is up (an experiment's loss steps).  netem is
+        replaced whole, so the delay is given again; the link must have
+        had a delay or a loss when it was built (it has a netem then)."""
+        link = self._link_between(a, b)
+        for x, y in ((a, b), (b, a)):
+            shape = link.shape[(x, y)]
+            if not shape.delay and not shape.loss:
+                raise ValueError(f"link {a}-{b} has no netem to change")
+            Shape(loss=loss)                # validates
+            shape.loss = float(loss)
+            ifb = f"ifb-{x}"[:15]
+            self._nsrun(y, f"tc qdisc change dev {ifb} root "
+                        f"{self._netem(shape)}")
+        self._flush()
 
     def up(self):
         try:

@@ -372,5 +372,137 @@ flows = [ { name = "t", count = 4 } ]
                                      rcv, 500.0), [])
 
 
+MULTFRC = """
+title = "m"
+[topology]
+shape = "dumbbell"
+rate = "2mbit"
+delay = "10ms"
+[defaults]
+duration = 10
+interval = 0.5
+[[run]]
+name = "mf"
+weight = 2
+reference = ["tcp*"]
+loss_steps = [[4, 10]]
+flows = [ { name = "x", cc = "multfrc" },
+          { name = "tcp", cc = "reno", count = 2, pair = 2 } ]
+[[run]]
+name = "par"
+equation = true
+flows = [ { name = "tcp", cc = "reno", count = 2 } ]
+"""
+
+
+class MulTfrc(unittest.TestCase):
+    """Normalized throughput (weight), loss steps, the aggregate's
+    smoothness and the equation against n parallel TCP flows."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.exp = E.load(write(self.d, "m.toml", MULTFRC))
+
+    def test_loss_steps_spec(self):
+        mf = self.exp["runs"][0]
+        self.assertEqual(mf["loss_steps"], [[4, 10]])
+        self.assertEqual([f["pair"] for f in mf["flows"]], [1, 2, 2])
+        for bad in ("[[4, 10], [2, 1]]", "[[10, 1]]", "[[1, 100]]",
+                    "[4, 10]", '[["4", 10]]'):
+            with self.subTest(bad):
+                self.assertRaises(E.SpecError, E.load, write(
+                    self.d, "b.toml", MULTFRC.replace("[[4, 10]]", bad)))
+        self.assertRaises(E.SpecError, E.load, write(
+            self.d, "b.toml", MULTFRC.replace('delay = "10ms"\n', "")))
+
+    def test_loss_steps_change_the_link(self):
+        calls = []
+
+        class Topo:
+            def set_loss(self, a, b, loss):
+                calls.append((a, b, loss))
+        run = dict(self.exp["runs"][0], loss_steps=[[0, 10], [0.05, 0.5],
+                                                    [30, 1]])
+        steps = E._loss_steps(run, Topo(), E.time.time())
+        E.time.sleep(0.3)
+        steps["stop"]()         # the step at 30 s never comes
+        self.assertEqual(calls, [("r1", "r2", 10), ("r1", "r2", 0.5)])
+        self.assertEqual([l for _, l in steps["done"]], [10, 0.5])
+
+    def write_run(self, run, reports):
+        d = os.path.join(self.d, run["name"])
+        os.makedirs(d)
+        info = {"run": run, "t0": 1000.0, "kernel": "k", "failed": [],
+                "topology": {"info": {"rate": 2000000, "rtt": 0.04}}}
+        with open(os.path.join(d, "run.json"), "w") as f:
+            json.dump(info, f)
+        for name, rep in reports.items():
+            with open(os.path.join(d, name + ".json"), "w") as f:
+                json.dump(rep, f)
+
+    def test_normalized_and_aggregate_smoothness(self):
+        # x: 1000 kbit/s, steady before the step at 4 s, alternating
+        # 800/1200 kbit/s after it; two TCP flows at 250 kbit/s.
+        x = [{"start": i * 0.5, "seconds": 0.5,
+              "bytes": 62500 if i < 12 else (50000, 75000)[i % 2]}
+             for i in range(20)]
+        tcp = [{"start": i * 0.5, "seconds": 0.5, "bytes": 15625}
+               for i in range(20)]
+        mf = self.exp["runs"][0]
+        self.write_run(mf, {"x.rcv": report(1000.0, x),
+                            "tcp1.rcv": report(1000.0, tcp),
+                            "tcp2.rcv": report(1000.0, tcp)})
+        r = E.aggregate_metrics(self.exp, mf, {
+            "x": {"throughput_kbps": 1000.0},
+            "tcp1": {"throughput_kbps": 250.0},
+            "tcp2": {"throughput_kbps": 250.0}},
+            E._load_json(os.path.join(self.d, "mf", "run.json")),
+            os.path.join(self.d, "mf"))
+        self.assertAlmostEqual(r["agg_kbps"], 1500.0)
+        # Phase 0-4 s: constant, CoV 0; from 6 s (2 s after the step):
+        # 650 and 850 kbit/s alternating, CoV 100 / 750.
+        self.assertAlmostEqual(r["agg_cov"], (0 + 100 / 750) / 2)
+        m = E.run_metrics(mf, {"x": {"throughput_kbps": 1000.0},
+                               "tcp1": {"throughput_kbps": 250.0},
+                               "tcp2": {"throughput_kbps": 250.0}},
+                          {"topology": {"info": {}}})
+        self.assertAlmostEqual(m["normalized"], 2.0)
+        self.assertAlmostEqual(m["friendliness"], 4.0)
+
+    def test_equation_against_parallel_flows(self):
+        # Two flows, 100 segments per 0.5 s, RTT 100 ms: retransmissions
+        # at 2.5 s (one in each flow: one event), 5.5 s and 8 s.
+        def snd(lost_at):
+            ivs, rx = [], 0
+            for i in range(20):
+                rx += i in lost_at
+                ivs.append({"start": i * 0.5, "seconds": 0.5, "bytes": 1,
+                            "rtt_us": 100000, "rttvar_us": 10000,
+                            "retransmits": rx, "segs_out": 100 * (i + 1)})
+            ivs[7]["rtt_us"] = 0          # no sample: skipped
+            return report(1000.0, ivs)
+        rcv = [{"start": i * 0.5, "seconds": 0.5, "bytes": 50000}
+               for i in range(20)]
+        par = self.exp["runs"][1]
+        self.write_run(par, {"tcp1.snd": snd({4, 10}),
+                             "tcp2.snd": snd({4, 15}),
+                             "tcp1.rcv": report(1000.0, rcv),
+                             "tcp2.rcv": report(1000.0, rcv)})
+        with open(os.path.join(self.d, "experiment.json"), "w") as f:
+            json.dump(dict(self.exp, runs=[par]), f)
+        E.analyze(self.d)
+        with open(os.path.join(self.d, "metrics.json")) as f:
+            m = json.load(f)["runs"]["par"]["run"]
+        # 4 losses in 3 events in 2 x 1900 segments; RTO 0.1 + 0.2 s.
+        self.assertAlmostEqual(m["p_e"], 3 / 3800)
+        self.assertAlmostEqual(m["p_r"], 4 / 3800)
+        self.assertAlmostEqual(m["j"], 4 / 3)
+        want = E.metrics.multfrc_rate(2, 3 / 3800, 4 / 3, 0.1, 0.3,
+                                      s=1448) * 8 / 1e3
+        self.assertAlmostEqual(m["eq_kbps"], want)
+        self.assertAlmostEqual(m["agg_kbps"], 1600.0)
+        self.assertAlmostEqual(m["eq_ratio"], want / 1600)
+
+
 if __name__ == "__main__":
     unittest.main()

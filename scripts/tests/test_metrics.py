@@ -61,6 +61,42 @@ class TcpModel(unittest.TestCase):
         self.assertRaises(ValueError, M.dcp_friendliness, 0.1, 0.01, 0)
 
 
+class MulTfrcEquation(unittest.TestCase):
+    def test_reference_values(self):
+        # The design notes' table: s = 1000 B, R = 0.1 s, RTO = 0.4 s,
+        # b = 1, j = 1; bytes/s.
+        table = {0.001: {0.5: 189499, 1: 383673, 2: 771955, 4: 1548457,
+                         10: 3877891},
+                 0.01: {0.5: 56389, 1: 116571, 2: 236612, 4: 476404,
+                        10: 1195464},
+                 0.05: {0.5: 21531, 1: 44544, 2: 89098, 4: 176940,
+                        10: 439100}}
+        for p, row in table.items():
+            for n, want in row.items():
+                with self.subTest(p=p, n=n):
+                    got = M.multfrc_rate(n, p, 1, 0.1, 0.4, s=1000)
+                    # The table is rounded to whole bytes.
+                    self.assertAlmostEqual(got, want, delta=1)
+
+    def test_more_losses_per_event_is_slower(self):
+        # For n = 4 an event of 4 losses hits more flows than one of 1.
+        self.assertLess(M.multfrc_rate(4, 0.01, 4, 0.1, 0.4),
+                        M.multfrc_rate(4, 0.01, 1, 0.1, 0.4))
+
+    def test_domain(self):
+        for bad in ((0, 0.01, 1), (1, 0, 1), (1, 1, 1), (1, 0.01, 0)):
+            self.assertRaises(ValueError, M.multfrc_rate, *bad, 0.1, 0.4)
+
+
+class LossEvents(unittest.TestCase):
+    def test_one_rtt_groups_losses(self):
+        # RTT 0.1 s: losses at 0, 0.05 (same event), 0.1 (new), 0.3 (new).
+        s = [(0.0, 2), (0.05, 1), (0.07, 0), (0.1, 1), (0.3, 3)]
+        self.assertEqual(M.loss_events(s, 0.1), (3, 7))
+        self.assertEqual(M.loss_events([], 0.1), (0, 0))
+        self.assertRaises(ValueError, M.loss_events, s, 0)
+
+
 class Smoothness(unittest.TestCase):
     def test_cov(self):
         # mean 4, deviations -2 and +2: standard deviation 2, CoV 0.5.

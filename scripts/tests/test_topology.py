@@ -103,6 +103,24 @@ class Commands(unittest.TestCase):
         self.assertIn("gso off tso off gro off", cmds)
         self.assertIn("nodad", cmds)
 
+    def test_set_loss(self):
+        t = T.dumbbell(dry_run=True, rate="10mbit", delay="25ms", loss=1)
+        t.up()
+        t.commands = []
+        t.set_loss("r1", "r2", 10)
+        # Both directions, the delay given again; then back to no loss.
+        self.assertIn("tc -n " + t.ns("r2") + " qdisc change dev ifb-r1 "
+                      "root netem limit 100000 delay 25000us loss random "
+                      "10%", t.commands)
+        self.assertTrue(any(t.ns("r1") in c and "dev ifb-r2" in c
+                            for c in t.commands))
+        t.commands = []
+        t.set_loss("r1", "r2", 0)
+        self.assertFalse(any("loss" in c for c in t.commands))
+        self.assertRaises(ValueError, t.set_loss, "r1", "r2", 100)
+        # An access link without delay has no netem.
+        self.assertRaises(ValueError, t.set_loss, "s1", "r1", 1)
+
     def test_red(self):
         cmds = "\n".join(self.build(qdisc="red", queue=100, ecn=True))
         self.assertRegex(cmds, r"red limit 151400 min 37850 max 113550 .* ecn")
