@@ -62,6 +62,30 @@ static void sec_begin(struct sec_rx *rx, const struct sec_hdr *h)
 	rx->sections++;
 }
 
+/* Gather a section header's bytes from *p (n of them), across reads.
+ * True once a whole header is in *h; a malformed one marks the stream bad.
+ */
+static bool sec_hdr_take(struct sec_rx *rx, const uint8_t **p, size_t *n,
+			 struct sec_hdr *h)
+{
+	size_t take = sizeof(rx->hdr) - rx->hdr_got;
+
+	if (take > *n)
+		take = *n;
+	memcpy(rx->hdr + rx->hdr_got, *p, take);
+	rx->hdr_got += take;
+	*p += take;
+	*n -= take;
+	if (rx->hdr_got < sizeof(rx->hdr))
+		return false;
+	rx->hdr_got = 0;
+	if (!sec_hdr_get(rx->hdr, sizeof(rx->hdr), h)) {
+		rx->bad = true;
+		return false;
+	}
+	return true;
+}
+
 /* bytes of the current section arrived at now */
 static uint64_t sec_got(struct sec_rx *rx, uint64_t bytes, uint64_t now)
 {
@@ -93,20 +117,8 @@ uint64_t sec_rx_stream(struct sec_rx *rx, const uint8_t *p, size_t n,
 		size_t take;
 
 		if (!rx->in_section) {
-			take = sizeof(rx->hdr) - rx->hdr_got;
-			if (take > n)
-				take = n;
-			memcpy(rx->hdr + rx->hdr_got, p, take);
-			rx->hdr_got += take;
-			p += take;
-			n -= take;
-			if (rx->hdr_got < sizeof(rx->hdr))
+			if (!sec_hdr_take(rx, &p, &n, &h))
 				break;
-			rx->hdr_got = 0;
-			if (!sec_hdr_get(rx->hdr, sizeof(rx->hdr), &h)) {
-				rx->bad = true;
-				break;
-			}
 			h.len = 0;
 			sec_begin(rx, &h);
 			on_time += sec_got(rx, sizeof(h), now);
@@ -158,7 +170,6 @@ uint64_t sec_rx_tl(struct sec_rx *rx, uint64_t tl_section, uint64_t sec_off,
 {
 	uint64_t on_time = 0;
 	struct sec_hdr h;
-	size_t take;
 
 	if (rx->bad)
 		return 0;
@@ -185,20 +196,8 @@ uint64_t sec_rx_tl(struct sec_rx *rx, uint64_t tl_section, uint64_t sec_off,
 			rx->bad = true;
 			return 0;
 		}
-		take = sizeof(rx->hdr) - rx->hdr_got;
-		if (take > n)
-			take = n;
-		memcpy(rx->hdr + rx->hdr_got, p, take);
-		rx->hdr_got += take;
-		p += take;
-		n -= take;
-		if (rx->hdr_got < sizeof(rx->hdr))
+		if (!sec_hdr_take(rx, &p, &n, &h))
 			return 0;
-		rx->hdr_got = 0;
-		if (!sec_hdr_get(rx->hdr, sizeof(rx->hdr), &h)) {
-			rx->bad = true;
-			return 0;
-		}
 		rx->cur = h;
 		rx->cur_got = 0;
 		rx->cur_late = false;
