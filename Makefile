@@ -46,7 +46,7 @@ VM := $(PYTHON) $(TOP)/scripts/vm.py
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
 	clean kernel-ok ksft tools experiment experiments check-experiments
 
-TOOLS := tools/flowgen tools/tltcp_stream
+TOOLS := tools/flowgen tools/tltcp_stream tools/tsm
 
 all: modules
 
