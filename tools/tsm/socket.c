@@ -15,6 +15,7 @@
 #include <linux/sctp.h>
 #include <linux/tcp.h>
 #include <linux/tltcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -291,4 +292,36 @@ ssize_t tsm_send(int fd, const struct tsm_choice *ch, const void *buf,
 		done += n;
 	}
 	return done;
+}
+
+int tsm_close(int fd, const struct tsm_choice *ch, int wait_s)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = wait_s };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct timespec t0, t;
+	char buf[4096];
+	int left_ms;
+	ssize_t n;
+
+	if (ch->transport == TSM_DCCP) {
+		/* dccp_close() flushes the queue only while lingering. */
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		return close(fd);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!shutdown(fd, SHUT_WR)) {
+		for (;;) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			left_ms = wait_s * 1000 -
+				  ((t.tv_sec - t0.tv_sec) * 1000 +
+				   (t.tv_nsec - t0.tv_nsec) / 1000000);
+			if (left_ms <= 0 || poll(&pfd, 1, left_ms) <= 0)
+				break;
+			n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (n == 0 || (n < 0 && errno != EAGAIN &&
+				       errno != EINTR))
+				break;
+		}
+	}
+	return close(fd);
 }

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tsm.h"
@@ -362,11 +361,7 @@ static int cmd_send(const struct opts *o, const char *host, const char *port)
 			fail(&err);
 	}
 	print_stats(fd, &ch);
-	/* Let the receiver read everything before the connection goes. */
-	shutdown(fd, SHUT_WR);
-	while (read(fd, buf, o->msg_len) > 0)
-		;
-	close(fd);
+	tsm_close(fd, &ch, 30);
 	free(buf);
 	return 0;
 }

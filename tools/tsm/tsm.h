@@ -218,6 +218,15 @@ int tsm_accept(int lfd, const struct tsm_choice *ch, struct tsm_error *err);
 ssize_t tsm_send(int fd, const struct tsm_choice *ch, const void *buf,
 		 size_t len, struct tsm_error *err);
 
+/*
+ * Graceful close: what was sent reaches the peer, within wait_s seconds.
+ * Stream transports shut down their sending side and wait for the peer
+ * to close (over TLTCP this also takes the peer's opening record off the
+ * socket, without which close() resets); DCCP has no half-close and
+ * lingers instead.
+ */
+int tsm_close(int fd, const struct tsm_choice *ch, int wait_s);
+
 /* stats.c */
 int tsm_stats(int fd, const struct tsm_choice *ch, struct tsm_stats *st,
 	      struct tsm_error *err);
