@@ -270,14 +270,14 @@ int tsm_policy_load(const char *path, struct tsm_policy *pol,
 		return tsm_err(err, ENOMEM, "out of memory");
 	}
 	n = fread(buf, 1, MAX_POLICY + 1, f);
-	if (ferror(f))
+	if (ferror(f)) {
 		ret = tsm_err(err, EIO, "policy %s: read error", path);
-	else if (n > MAX_POLICY)
+	} else if (n > MAX_POLICY) {
 		ret = tsm_err(err, EFBIG, "policy %s: larger than %d bytes",
 			      path, MAX_POLICY);
-	else if (memchr(buf, '\0', n))
+	} else if (memchr(buf, '\0', n)) {
 		ret = tsm_err(err, EINVAL, "policy %s: not a text file", path);
-	else {
+	} else {
 		buf[n] = '\0';
 		ret = tsm_policy_parse(buf, path, pol, err);
 	}

@@ -51,7 +51,8 @@ static const struct tcase cases[] = {
 	  "transport=TCP" },
 	{ "T1 fallback: boundaries, no SCTP: TLTCP without deadline",
 	  "bound=require", "cc=cubic,reno tltcp", NULL,
-	  "transport=TLTCP|deadline_ns=0|cc=cubic|why~messages as sections|why~fallback from SCTP" },
+	  "transport=TLTCP|deadline_ns=0|cc=cubic|why~messages as sections"
+	  "|why~fallback from SCTP" },
 	{ "T1 fallback: boundaries, neither SCTP nor TLTCP",
 	  "bound=require", STOCK, NULL,
 	  "error=EPROTONOSUPPORT|msg~SCTP not available|msg~TLTCP module absent" },
@@ -60,10 +61,12 @@ static const struct tcase cases[] = {
 	  "error=EINVAL|msg~no transport can meet" },
 	{ "T2 partial: TLTCP with the lifetime as default deadline",
 	  "rel=partial life=200", ALL, NULL,
-	  "transport=TLTCP|row=2|deadline_ns=200000000|cc=cubic|why~TLTCP: partial reliability with 200 ms lifetime; module loaded" },
+	  "transport=TLTCP|row=2|deadline_ns=200000000|cc=cubic"
+	  "|why~TLTCP: partial reliability with 200 ms lifetime; module loaded" },
 	{ "T2 fallback: TLTCP absent: SCTP PR-SCTP TTL",
 	  "rel=partial life=200", "cc=cubic,reno sctp", NULL,
-	  "transport=SCTP|pr=ttl|pr_value=200|unordered=0|why~fallback from TLTCP (module absent)" },
+	  "transport=SCTP|pr=ttl|pr_value=200|unordered=0"
+	  "|why~fallback from TLTCP (module absent)" },
 	{ "T2 fallback: TLTCP loadable, unprivileged: SCTP",
 	  "rel=partial life=200", "cc=cubic,reno tltcp=loadable sctp", NULL,
 	  "transport=SCTP|why~modprobe tltcp" },
