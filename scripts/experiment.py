@@ -709,7 +709,8 @@ def aggregate_metrics(exp, run, flows, info, d):
     coefficient of variation of its COV_BIN-second throughput
     (agg_cov), the mean over the loss phases that loss_steps make (one
     phase without), each after its first SETTLE seconds (the first
-    after the warm-up).  With "equation", the MulTFRC equation for the
+    after the warm-up); with loss_steps also the mean throughput in each
+    phase (agg_kbps_1, agg_kbps_2, ...).  With "equation", the MulTFRC equation for the
     flows as n parallel TCP flows, fed what they measured."""
     m = {"agg_kbps": sum(f["throughput_kbps"] for f in flows.values())}
     t0, total = info["t0"], {}
@@ -722,10 +723,13 @@ def aggregate_metrics(exp, run, flows, info, d):
     cuts = [start] + [at + SETTLE for at, _ in run.get("loss_steps", [])
                       if at + SETTLE > start] + [stop]
     covs = []
-    for lo, hi in zip(cuts, cuts[1:]):
+    for k, (lo, hi) in enumerate(zip(cuts, cuts[1:]), 1):
         xs = [r for t, r in total.items() if lo <= t and t + COV_BIN <= hi
               and not any(at <= t < at + SETTLE
                           for at, _ in run.get("loss_steps", []))]
+        if run.get("loss_steps") and xs:
+            # Responsiveness: the aggregate's mean in each loss phase.
+            m[f"agg_kbps_{k}"] = sum(xs) / len(xs) / 1e3
         if len(xs) >= 3:
             with contextlib.suppress(ValueError):
                 covs.append(metrics.cov(xs))
@@ -994,6 +998,9 @@ METRIC_NAMES = {
     "normalized": "normalized throughput",
     "agg_kbps": "aggregate (kbit/s)",
     "agg_cov": "CoV of the aggregate",
+    "agg_kbps_1": "first loss phase (kbit/s)",
+    "agg_kbps_2": "second loss phase (kbit/s)",
+    "agg_kbps_3": "third loss phase (kbit/s)",
     "eq_kbps": "equation (kbit/s)",
     "eq_ratio": "equation / measured",
     "p_e": "loss event rate",
@@ -1027,7 +1034,9 @@ def write_report(exp, res, plots, checks, out):
               "| | " + " | ".join(METRIC_NAMES.get(c, c) for c in cols)
               + " |", "|---" * (len(cols) + 1) + "|"]
         for row in rows:
-            paper = row.get("paper", [None] * len(cols))
+            # A row may give the paper's values for its first columns
+            # only: the others are "–", and every column is shown.
+            paper = list(row.get("paper", [])) + [None] * len(cols)
             cells = []
             for c, pv in zip(cols, paper):
                 ours = lookup(res, row["run"], row.get("flow"), c)

@@ -156,7 +156,7 @@ flows = [ { name = "s", transport = "sctp", sections = "1000,{v},{v}" } ]
         self.assertRaises(E.SpecError, E.load, write(self.d, "w.toml", bad))
 
     def test_shipped_experiments_load(self):
-        for name in ("reno_tw", "dcp", "tltcp"):
+        for name in ("reno_tw", "dcp", "tltcp", "multfrc"):
             for short in (False, True):
                 with self.subTest(name=name, short=short):
                     e = E.load(name, short)
@@ -460,8 +460,12 @@ class MulTfrc(unittest.TestCase):
             os.path.join(self.d, "mf"))
         self.assertAlmostEqual(r["agg_kbps"], 1500.0)
         # Phase 0-4 s: constant, CoV 0; from 6 s (2 s after the step):
-        # 650 and 850 kbit/s alternating, CoV 100 / 750.
-        self.assertAlmostEqual(r["agg_cov"], (0 + 100 / 750) / 2)
+        # 1300 and 1700 kbit/s alternating, CoV 200 / 1500.
+        self.assertAlmostEqual(r["agg_cov"], (0 + 200 / 1500) / 2)
+        # Each phase's mean.
+        self.assertAlmostEqual(r["agg_kbps_1"], 1500.0)
+        self.assertAlmostEqual(r["agg_kbps_2"], 1500.0)
+        self.assertNotIn("agg_kbps_3", r)
         m = E.run_metrics(mf, {"x": {"throughput_kbps": 1000.0},
                                "tcp1": {"throughput_kbps": 250.0},
                                "tcp2": {"throughput_kbps": 250.0}},
