@@ -91,7 +91,7 @@ checkpatch: ksft
 	@$(TOP)/scripts/checkpatch.sh
 
 # The guest does not inherit our environment: pass the demo's knobs.
-DEMO_VARS := $(foreach v,DEMO_SECONDS,$(if $($(v)),$(v)=$($(v))))
+DEMO_VARS := $(foreach v,DEMO_PARTS DEMO_SECONDS DEMO_RATE DEMO_DELAY DEMO_CC,$(if $($(v)),$(v)=$($(v))))
 
 demo: modules selftests
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) -- \

@@ -1,111 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make demo: TLTCP at work, the TLTCP paper's Fig. 5 (Mukherjee & Brecht,
-# section 6.1) in the guest.  On the paper's Table 1 dumbbell (1.5 Mbit/s,
-# 20 ms bottleneck, 400-packet queue, 10 Mbit/s 2 ms access links, 10-packet
-# receiver windows) a TLTCP flow offered a 700,000-byte section every
-# second, each useful for 1 s, runs beside a bulk TCP flow, both Reno.
-# Printed: each flow's throughput, what the TLTCP module abandoned and what
-# its receiver was told, and both stream offsets second by second, in
-# which TLTCP's jumps at the deadlines show (scripts/tltcp_demo.py).
-# Then MulTFRC at work: one MulTFRC flow with n = 2 beside two Reno flows
-# on a 10 Mbit/s, 25 ms dumbbell; printed: each flow's throughput second
-# by second and after the first 5 s, and the normalized throughput
-# (scripts/multfrc_demo.py).  A flow that fails fails the demo.
+# make demo: the project's headline runs in the guest, one after the other,
+# each on its own network (scripts/demo/<part>.sh):
+#   dumbbell  a TCP flow across a dumbbell: configured beside measured
+#   tltcp     TLTCP at work: the TLTCP paper's Fig. 5
+#   multfrc   MulTFRC(2) beside two Reno flows
 #
-# Environment: DEMO_SECONDS (default 20, each part).  The reports,
-# sequence traces and a PNG of the offsets stay in results/demo/ (the
-# MulTFRC part's in results/demo/multfrc/).
+# Environment: DEMO_PARTS (default all three, in this order), DEMO_SECONDS
+# and each part's own (see its header).  Fails if a part fails.
 
-. "$(dirname "$0")/../selftests/lib.sh"
-
-secs=${DEMO_SECONDS:-20}
-out=${DEMO_OUT:-$REPO/results/demo}
-window=15000		# 10 packets, the paper's receiver window
-
-[ -x "$FLOWGEN" ] || { echo "demo: tools/flowgen not built (make tools)" >&2; exit 1; }
-modprobe tltcp || { echo "demo: the tltcp module does not load" >&2; exit 1; }
-rm -rf "$out"
-mkdir -p "$out"
-
-topo_up dumbbell --pairs 2 --rate 1.5mbit --delay 20ms --queue 400 \
-	--access-rate 10mbit --access-delay 2ms
-
-# Receivers: d1 the TLTCP flow's, d2 the TCP flow's.
-nsx d1 "$FLOWGEN" -s -P tltcp -p 5301 -W $window -S "$out/tltcp.seq.csv" \
-	-o "$out/tltcp.rcv.json" &
-rcv1=$!
-nsx d2 "$FLOWGEN" -s -P tcp -p 5302 -W $window -S "$out/tcp.seq.csv" \
-	-o "$out/tcp.rcv.json" &
-rcv2=$!
-wait_listen d1 5301 && wait_listen d2 5302 || exit 1
-
-echo "TLTCP beside TCP for $secs s on the TLTCP paper's Table 1 dumbbell (kernel $(uname -r)):"
-echo "s1, s2 --10 Mbit/s, 2 ms-- r1 ==1.5 Mbit/s, 20 ms, 400 packets== r2 --10 Mbit/s, 2 ms-- d1, d2"
-echo "s1 -> d1: TLTCP, a 700,000-byte section every second, each with a 1 s deadline"
-echo "s2 -> d2: TCP, bulk; both Reno, receiver windows clamped to $window bytes"
-nsx s1 "$FLOWGEN" -c "$IP4_d1" -p 5301 -P tltcp -C reno -D 700000,1,1 \
-	-t "$secs" -o "$out/tltcp.snd.json" &
-snd1=$!
-nsx s2 "$FLOWGEN" -c "$IP4_d2" -p 5302 -C reno -t "$secs" \
-	-o "$out/tcp.snd.json" &
-snd2=$!
+parts=${DEMO_PARTS:-dumbbell tltcp multfrc}
+dir=$(dirname "$0")/demo
 rc=0
-wait $snd1 || { echo "demo: the TLTCP sender failed" >&2; rc=1; }
-wait $snd2 || { echo "demo: the TCP sender failed" >&2; rc=1; }
-# The TCP receiver ends when the last bytes written arrive; give it time.
-for i in $(seq 100); do
-	kill -0 $rcv1 2>/dev/null || kill -0 $rcv2 2>/dev/null || break
-	sleep 0.1
+for part in $parts; do
+	if [ ! -x "$dir/$part.sh" ]; then
+		echo "demo: no part '$part' (scripts/demo/)" >&2
+		rc=1
+		continue
+	fi
+	echo
+	echo "=== demo: $part ==="
+	"$dir/$part.sh" || { echo "demo: part '$part' failed" >&2; rc=1; }
 done
-kill $rcv1 $rcv2 2>/dev/null
-wait $rcv1 $rcv2 2>/dev/null
-
-"$PYTHON" "$REPO/scripts/tltcp_demo.py" "$out" --seconds "$secs" \
-	--png "$out/fig5.png" || rc=1
-topo_down
-
-# Part 2: MulTFRC(2) beside two Reno flows on a 10 Mbit/s, 25 ms dumbbell
-# with a BDP DropTail queue (selftests/multfrc/fairness.sh's setup).  n is
-# the module parameter, read by a connection when it picks "multfrc".
-mout=$out/multfrc
-mkdir -p "$mout"
-modprobe tcp_multfrc || { echo "demo: the tcp_multfrc module does not load" >&2; exit 1; }
-n_param=/sys/module/tcp_multfrc/parameters/n
-n_old=$(cat $n_param)
-trap 'echo $n_old > $n_param; cleanup' EXIT
-echo 2 > $n_param
-topo_up dumbbell --pairs 2 --rate 10mbit --delay 25ms --queue bdp
-
-echo
-echo "MulTFRC(2) beside two TCP flows for $secs s:"
-echo "s1, s2 ==10 Mbit/s, 25 ms, BDP DropTail queue== d1, d2"
-echo "s1 -> d1: MulTFRC with n = 2 (as aggressive as two TCP flows)"
-echo "s2 -> d2: two Reno flows"
-pids=()
-for f in multfrc:d1:s1:5401 tcp1:d2:s2:5402 tcp2:d2:s2:5403; do
-	IFS=: read -r name rcv snd port <<< "$f"
-	nsx "$rcv" "$FLOWGEN" -s -p "$port" -o "$mout/$name.rcv.json" &
-	wait_listen "$rcv" "$port" || exit 1
-done
-nsx s1 "$FLOWGEN" -c "$IP4_d1" -p 5401 -C multfrc -t "$secs" \
-	-o "$mout/multfrc.snd.json" &
-pids+=($!)
-for p in 5402 5403; do
-	nsx s2 "$FLOWGEN" -c "$IP4_d2" -p $p -C reno -t "$secs" \
-		-o "$mout/tcp$((p - 5401)).snd.json" &
-	pids+=($!)
-done
-for p in "${pids[@]}"; do
-	wait "$p" || { echo "demo: a MulTFRC part sender failed" >&2; rc=1; }
-done
-for i in $(seq 100); do
-	[ -z "$(jobs -pr)" ] && break
-	sleep 0.1
-done
-kill $(jobs -pr) 2>/dev/null
-wait
-"$PYTHON" "$REPO/scripts/multfrc_demo.py" "$mout" --n 2 --seconds "$secs" \
-	--rate 10000000 || rc=1
 exit $rc
