@@ -1169,7 +1169,7 @@ static void send_sections(const struct opts *o, int fd, uint64_t start,
 	size_t dlen = (size_t)o->len - sizeof(struct sec_hdr);
 	char *sec = calloc(1, o->sec_size);
 	char *dgram = calloc(1, o->len);
-	uint64_t k, created;
+	uint64_t k, created, t;
 
 	if (!sec || !dgram)
 		die("out of memory");
@@ -1208,6 +1208,17 @@ static void send_sections(const struct opts *o, int fd, uint64_t start,
 				interval_at(start, now_ns(), o->interval)->bytes += n;
 			off += len;
 		}
+	}
+	/* The flow lasts its duration even when its last section was handed
+	 * over early (TLTCP queues a section and returns, UDP sends it at
+	 * once): that section still lives, and the receiver measures to the
+	 * end.  Closing at once would cut a section with a long deadline.
+	 */
+	while (!stop && (t = now_ns()) < end) {
+		uint64_t next = t + (uint64_t)(o->interval * 1e9);
+
+		sleep_until(next < end ? next : end);
+		sample(o, fd, interval_at(start, now_ns(), o->interval));
 	}
 	free(sec);
 	free(dgram);
