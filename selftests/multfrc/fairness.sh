@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# MulTFRC(n) takes the share of n TCP flows: on a 10 Mbit/s, 25 ms
+# dumbbell with a BDP DropTail queue, one MulTFRC flow with n = 1, 2 and 4
+# runs beside n Reno flows, all started together for 20 s.  Its normalized
+# throughput, its rate / (n x the mean Reno rate) after the first 5 s, is
+# within 0.7..1.4 (the issue's bound; 1 is the paper's ideal), and the
+# flows together fill the link (at least 85 % of what it carries of TCP
+# payload: without that the flows would not be competing, and any ratio
+# would pass).
+#
+# Why 10 Mbit/s: MulTFRC's first loss event comes while the Reno flows
+# fill the queue, and its first loss interval is derived from the little
+# it received until then, so it climbs to its share over several seconds
+# (make demo, 10 Mbit/s: MulTFRC(2) from 0.7 to 5 Mbit/s in 8 s, 1.15
+# after the first 5 s).  At 20 Mbit/s, 20 s runs measured 0.61, 0.49 and
+# 0.72 for n = 1, 2, 4; runs long enough for the steady state there would
+# not fit the CI's time.
+#
+# MulTFRC's flow runs from s1 to d1, the Reno flows from s2 to d2 (one
+# port each): they share only the bottleneck.  n is the module parameter,
+# which a connection reads when it chooses the algorithm.  One topology
+# serves the three cases: building a namespace per flow costs more under
+# TCG than the flows themselves.
+#
+# FAIRNESS_N (e.g. "1 2 4", the default) chooses the cases; FAIRNESS_SECS
+# the length of each (default 20).
+# Not in make check yet: on 6.1 (2026-11-23, 20 s runs) MulTFRC took less
+# than its share for n = 1 and 2: normalized 0.623 and 0.684 at 10 Mbit/s
+# (1.072 for n = 4), 0.61 and 0.49 at 20 Mbit/s.  MulTFRC climbs for
+# several seconds after its first loss event while the Reno flows hold
+# the queue; whether longer runs converge is not yet measured.  Run it by
+# hand: make vm CMD='selftests/multfrc/fairness.sh'
+. "$(dirname "$0")/../lib.sh"
+
+[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
+require_module tcp_multfrc
+PARAM_N=/sys/module/tcp_multfrc/parameters/n
+trap 'echo 1 > $PARAM_N; cleanup' EXIT
+
+secs=${FAIRNESS_SECS:-20}
+skip=5
+rate=10000000
+# What the link carries of TCP payload: 1448 of every 1514 bytes on the
+# wire (timestamps on).
+payload=$(awk -v r=$rate 'BEGIN { printf "%.0f", r * 1448 / 1514 }')
+
+topo_up dumbbell --pairs 2 --rate 10mbit --delay 25ms --queue bdp
+
+# flow NAME SENDER RECEIVER PORT CC: start one flow's receiver and sender
+# in the background; its receiver's report goes to $TMPD/NAME.json.
+flow() {
+	local ip=IP4_$3
+	nsx "$3" "$FLOWGEN" -s -p "$4" -o "$TMPD/$1.json" &
+	wait_listen "$3" "$4" || { FAILED=$((FAILED + 1)); return; }
+	nsx "$2" "$FLOWGEN" -c "${!ip}" -p "$4" -t "$secs" -C "$5" \
+		-o "$TMPD/$1.json.snd" &
+	PIDS+=($!)
+}
+
+for n in ${FAIRNESS_N:-1 2 4}; do
+	echo "$n" > $PARAM_N
+	PIDS=()
+	FAILED=0
+	# Listeners first, so that the flows start within a few ms.
+	flow "n$n-multfrc" s1 d1 5301 multfrc
+	for i in $(seq "$n"); do
+		flow "n$n-reno$i" s2 d2 $((5301 + i)) reno
+	done
+	for p in "${PIDS[@]}"; do
+		wait "$p" || FAILED=$((FAILED + 1))
+	done
+	# Receivers end when their sender's last bytes arrive; one whose
+	# sender never connected would wait for ever.
+	for i in $(seq 50); do
+		[ -z "$(jobs -pr)" ] && break
+		sleep 0.1
+	done
+	kill $(jobs -pr) 2>/dev/null
+	wait
+	check "n = $n: all $((n + 1)) flows ran" [ $FAILED = 0 ]
+
+	mf=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/n$n-multfrc.json" --skip $skip)
+	tcp=()
+	for i in $(seq "$n"); do
+		tcp+=("$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/n$n-reno$i.json" --skip $skip)")
+	done
+	read -r mean norm util <<< "$(awk -v mf="${mf:-0}" -v n="$n" \
+		-v cap="$payload" -v tcp="${tcp[*]}" 'BEGIN {
+		k = split(tcp, t, " "); s = 0
+		for (i = 1; i <= k; i++) s += t[i]
+		mean = k ? s / k : 0
+		printf "%.0f %.3f %.3f\n", mean,
+			mean ? mf / (n * mean) : 0, (mf + s) / cap }')"
+	log "n = $n: MulTFRC $mf bit/s, Reno ${tcp[*]} bit/s (mean $mean);" \
+		"normalized throughput $norm, link use $util"
+	check "n = $n: normalized throughput $norm within 0.7..1.4" \
+		awk -v x="$norm" 'BEGIN { exit !(x >= 0.7 && x <= 1.4) }'
+	check "n = $n: the flows use at least 85 % of the link ($util)" \
+		at_least "$util" 0.85
+done
+finish
