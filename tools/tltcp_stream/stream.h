@@ -105,8 +105,14 @@ void frame_fill(const struct frame *f, uint8_t *buf);
 
 uint64_t now_ns(void);
 
+/* The program's name, for messages; each program defines it. */
+extern const char *prog;
+
+/* Print "prog: message" to stderr and exit 1. */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
 /* Attach the tltcp ULP; on failure print why and exit 1. */
-void tltcp_attach(int fd, const char *prog);
+void tltcp_attach(int fd);
 
 void tl_info_json(FILE *out, const struct tl_info *ti, const char *indent);
 void tl_info_table(FILE *out, const struct tl_info *ti, bool receiver);

@@ -39,22 +39,7 @@
 
 #define RBUF	(64 << 10)
 
-static const char *prog = "tltcp_stream_recv";
-
-static void die(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+const char *prog = "tltcp_stream_recv";
 
 static void usage(FILE *out, int status)
 {
@@ -441,7 +426,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		die("accept: %s", strerror(errno));
 	close(lfd);
-	tltcp_attach(fd, prog);
+	tltcp_attach(fd);
 
 	for (;;) {
 		union {

@@ -25,7 +25,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -35,22 +34,7 @@
 
 #include "stream.h"
 
-static const char *prog = "tltcp_stream_send";
-
-static void die(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
+const char *prog = "tltcp_stream_send";
 
 static void usage(FILE *out, int status)
 {
@@ -293,7 +277,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	fd = connect_to(argv[optind], argv[optind + 1], family);
-	tltcp_attach(fd, prog);
+	tltcp_attach(fd);
 	if (sndq) {
 		uint32_t v = sndq;
 
