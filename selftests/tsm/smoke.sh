@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Not in selftests/Makefile's TARGETS (two minutes beyond CI's budget):
+# make vm CMD='make -C selftests run_tests TARGETS=tsm'.  59/59 on 6.1.
+# tsm end to end: with every module loaded, each row of the mapping
+# (Documentation/tsm.rst) selects what the table says, and tsm send/recv
+# carry data over that transport across a 10 Mbit/s, 20 ms dumbbell: the
+# reliable ones every byte intact, the others most of it; the sender's
+# unified statistics know an RTT where the transport reports one and mark
+# deadline misses unknown where it has no deadlines.
+. "$(dirname "$0")/../lib.sh"
+
+TSM=$REPO/tools/tsm/tsm
+[ -x "$TSM" ] || skip "tools/tsm not built (make tools)"
+require_module tltcp tcp_reno_tw tcp_bbr dccp_ipv4 sctp
+# The named instances tsm asks for (Documentation/multfrc.rst).
+modprobe -r tcp_multfrc 2>/dev/null
+modprobe tcp_multfrc instances=0.5,2 || skip "tcp_multfrc not available"
+sysctl -qw net.sctp.prsctp_enable=1
+
+# The fallback on a real kernel, before any TLTCP socket holds the module:
+# with tltcp unloaded, a caller without CAP_NET_ADMIN (which TCP_ULP
+# needs to load it) gets SCTP for partial reliability; root gets TLTCP,
+# loaded on use.
+rmmod tltcp
+req="--reliability partial --msgLifetime 200"
+out=$(setpriv --bounding-set=-net_admin "$TSM" select $req)
+log "tltcp unloaded, without CAP_NET_ADMIN: $out"
+check "tltcp unloaded, unprivileged: partial falls back to SCTP" \
+	grep -q "^SCTP: .*fallback from TLTCP (module not loaded" <<< "$out"
+out=$("$TSM" select $req)
+log "tltcp unloaded, root: $out"
+check "tltcp unloaded, root: TLTCP loaded on use" \
+	grep -q "^TLTCP: .*module loaded on use" <<< "$out"
+modprobe tltcp
+
+topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
+head -c 200000 /dev/urandom > "$TMPD/data"
+port=6000
+
+# field KV KEY: a value of tsm select --kv's first line
+field() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p"; }
+
+# run_case NAME WANT RELIABLE STATS_RE REQUIREMENTS...: WANT is
+# "key=value ..." the choice must have; RELIABLE yes: every byte intact;
+# STATS_RE: what the sender's statistics line must match.
+run_case() {
+	local name=$1 want=$2 reliable=$3 stats_re=$4 kv w t proto rpid got
+	local out=$TMPD/out.$port err=$TMPD/err.$port
+	shift 4
+	port=$((port + 1))
+	kv=$(nsx s1 "$TSM" select --kv "$@" | head -1)
+	log "$name: $(nsx s1 "$TSM" select "$@" 2>&1)"
+	for w in $want; do
+		check "$name: ${w%%=*} is ${w#*=}" \
+			test "$(field "$kv" "${w%%=*}")" = "${w#*=}"
+	done
+	t=$(field "$kv" transport)
+	case $t in
+	DCCP)	proto=dccp ;;
+	SCTP)	proto=sctp ;;
+	*)	proto=tcp ;;
+	esac
+	nsx d1 "$TSM" recv "$port" "$@" > "$out" 2> "$err.recv" &
+	rpid=$!
+	wait_listen d1 "$port" "$proto" || { check "$name: receiver" false; return; }
+	nsx s1 timeout 60 "$TSM" send "$IP4_d1" "$port" "$@" \
+		< "$TMPD/data" 2> "$err.send"
+	check "$name: send succeeds" test $? = 0
+	timeout 60 tail --pid=$rpid -f /dev/null
+	kill $rpid 2>/dev/null
+	sed 's/^/#   send: /' "$err.send"
+	sed 's/^/#   recv: /' "$err.recv"
+	got=$(stat -c %s "$out")
+	if [ "$reliable" = yes ]; then
+		check "$name: every byte arrives intact" cmp -s "$TMPD/data" "$out"
+	else
+		check "$name: most bytes arrive ($got of 200000)" \
+			at_least "$got" 100000
+	fi
+	check "$name: statistics '$stats_re'" \
+		grep -Eq "^stats: .*$stats_re" "$err.send"
+}
+
+run_case "TCP, Default" "transport=TCP cc=cubic" yes \
+	"rtt [0-9]+ us.*deadline misses unknown" --capacityProfile default
+run_case "TCP, Scavenger" "transport=TCP cc=multfrc_0.5" yes \
+	"rtt [0-9]+ us" --capacityProfile scavenger
+run_case "TCP, weight 2" "transport=TCP cc=multfrc_2" yes "rtt [0-9]+ us" \
+	--weight 2
+run_case "TCP, long delay" "transport=TCP cc=reno_tw" yes "rtt [0-9]+ us" \
+	--path-delay 600
+run_case "TCP, interactive" "transport=TCP cc=bbr nodelay=1" yes \
+	"rtt [0-9]+ us" --capacityProfile interactive
+run_case "TLTCP, partial" "transport=TLTCP deadline_ns=2000000000" no \
+	"rtt [0-9]+ us.*deadline misses [0-9]+" \
+	--reliability partial --msgLifetime 2000
+run_case "DCCP CCID 2" "transport=DCCP ccid=2" no "rate unknown" \
+	--reliability none
+run_case "DCCP CCID 3" "transport=DCCP ccid=3" no "rtt [0-9]+ us" \
+	--reliability none --capacityProfile constant-rate
+run_case "SCTP, message boundaries" "transport=SCTP pr=off" yes \
+	"rtt [0-9]+ us.*deadline misses unknown" --preserveMsgBoundaries require
+run_case "SCTP, partial, unordered" "transport=SCTP pr=ttl unordered=1" no \
+	"deadline misses [0-9]+" \
+	--reliability partial --msgLifetime 2000 --preserveOrder prohibit
+run_case "SCTP, no reliability, ordered" "transport=SCTP pr=rtx" no \
+	"deadline misses [0-9]+" --reliability none --preserveOrder require
+
+finish
