@@ -114,6 +114,21 @@ nsx() {
 	ip netns exec "${!ns}" "$@"
 }
 
+# reap_jobs TENTHS: wait up to TENTHS x 0.1 s for this shell's background
+# jobs (flow receivers, which end when their sender's last bytes arrive),
+# then kill what is left: a receiver whose sender never connected would
+# wait for ever.
+reap_jobs() {
+	local i
+
+	for i in $(seq "$1"); do
+		[ -z "$(jobs -pr)" ] && break
+		sleep 0.1
+	done
+	kill $(jobs -pr) 2>/dev/null
+	wait
+}
+
 # wait_listen NODE PORT [tcp|udp|dccp]: wait until something listens.
 wait_listen() {
 	local i flag=-ltn

@@ -48,12 +48,7 @@ done
 for p in "${pids[@]}"; do
 	wait "$p" || { echo "demo: a MulTFRC part sender failed" >&2; rc=1; }
 done
-for i in $(seq 100); do
-	[ -z "$(jobs -pr)" ] && break
-	sleep 0.1
-done
-kill $(jobs -pr) 2>/dev/null
-wait
+reap_jobs 100
 "$PYTHON" "$REPO/scripts/multfrc_demo.py" "$mout" --n 2 --seconds "$secs" \
 	--rate 10000000 || rc=1
 exit $rc

@@ -51,12 +51,7 @@ rc=0
 wait $snd1 || { echo "demo: the TLTCP sender failed" >&2; rc=1; }
 wait $snd2 || { echo "demo: the TCP sender failed" >&2; rc=1; }
 # The TCP receiver ends when the last bytes written arrive; give it time.
-for i in $(seq 100); do
-	kill -0 $rcv1 2>/dev/null || kill -0 $rcv2 2>/dev/null || break
-	sleep 0.1
-done
-kill $rcv1 $rcv2 2>/dev/null
-wait $rcv1 $rcv2 2>/dev/null
+reap_jobs 100
 
 "$PYTHON" "$REPO/scripts/tltcp_demo.py" "$out" --seconds "$secs" \
 	--png "$out/fig5.png" || rc=1

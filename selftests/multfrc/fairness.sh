@@ -70,14 +70,7 @@ for n in ${FAIRNESS_N:-1 2 4}; do
 	for p in "${PIDS[@]}"; do
 		wait "$p" || FAILED=$((FAILED + 1))
 	done
-	# Receivers end when their sender's last bytes arrive; one whose
-	# sender never connected would wait for ever.
-	for i in $(seq 50); do
-		[ -z "$(jobs -pr)" ] && break
-		sleep 0.1
-	done
-	kill $(jobs -pr) 2>/dev/null
-	wait
+	reap_jobs 50
 	check "n = $n: all $((n + 1)) flows ran" [ $FAILED = 0 ]
 
 	mf=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/n$n-multfrc.json" --skip $skip)
