@@ -71,6 +71,12 @@ class BadArguments(unittest.TestCase):
         (["-c", "127.0.0.1", "-D", "1000,1,1", "-A"], "TLTCP sections"),
         (["-c", "127.0.0.1", "-P", "tltcp", "-A"], "TLTCP sections"),
         (["-s", "-A"], "client options"),
+        (["-c", "127.0.0.1", "-P", "udp", "-R", "800,0.5"], "with -r"),
+        (["-c", "127.0.0.1", "-P", "udp", "-r", "8k", "-R", "800"],
+         "needs 2"),
+        (["-c", "127.0.0.1", "-P", "udp", "-r", "8k", "-R", "800,0"],
+         "outside"),
+        (["-s", "-P", "udp", "-R", "800,0.5"], "client options"),
     ]
 
     def test_each_is_refused_with_a_message(self):
@@ -215,6 +221,18 @@ class Loopback(unittest.TestCase):
         rcv, snd = self.flow("-P", "udp", "-r", "4M", "-l", "1000", "-t",
                              "1")
         self.assertTrue(490 <= rcv["summary"]["packets"] <= 500)
+        self.assertEqual(rcv["summary"]["lost"], 0)
+        self.assertEqual(rcv["summary"]["bytes"], snd["summary"]["bytes"])
+
+    def test_udp_rate_ramp(self):
+        # 80 kbit/s plus 80 kbit/s every 0.5 s in 100-byte datagrams: the
+        # sender's half-second intervals carry 5000, 10000, 15000 and
+        # 20000 bytes, and the receiver gets every datagram.
+        rcv, snd = self.flow("-P", "udp", "-r", "80k", "-R", "80k,0.5",
+                             "-l", "100", "-t", "2", "-i", "0.5")
+        got = [i["bytes"] for i in snd["intervals"]][:4]
+        for k, b in enumerate(got, 1):
+            self.assertAlmostEqual(b, 5000 * k, delta=500 * k, msg=got)
         self.assertEqual(rcv["summary"]["lost"], 0)
         self.assertEqual(rcv["summary"]["bytes"], snd["summary"]["bytes"])
 

@@ -6,7 +6,7 @@
  *           [-W BYTES] [-S FILE] [-o FILE]
  *   flowgen -c HOST [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-t SECS]
  *           [-i SECS] [-o FILE] [-C CONGESTION] [-M MSS] [-K CCID]
- *           [-T LIFETIME_MS] [-r RATE -l BYTES] [-O ON,OFF]
+ *           [-T LIFETIME_MS] [-r RATE [-R STEP,PERIOD] -l BYTES] [-O ON,OFF]
  *           [-D SIZE,PERIOD,DEADLINE [-A]] [-w SECS]
  *
  * The server receives one flow and reports, per interval, the bytes its
@@ -47,7 +47,9 @@
  * receiver's epoch, the stream offset of the first byte, the length, and
  * "data" or (TLTCP) "gap".
  *
- * Traffic patterns: greedy (default), constant bit rate (-r, -l), on/off
+ * Traffic patterns: greedy (default), constant bit rate (-r, -l), a rate
+ * that rises by STEP bit/s every PERIOD seconds (-R, from -r: the growing
+ * unresponsive sources of a congestion collapse), on/off
  * (-O: send for ON seconds, pause OFF, in either mode), and sections with
  * deadlines (-D, see sections.h), which the receiver recognises and
  * reports on: bytes and sections delivered before their deadline, and
@@ -148,6 +150,8 @@ struct opts {
 	int mss;		/* TCP_MAXSEG, 0 = the path's */
 	int ccid;		/* DCCP: 2 or 3 */
 	double rate;		/* bit/s, 0 = greedy */
+	double ramp_step;	/* bit/s added every ramp_period, 0 = none */
+	double ramp_period;	/* seconds */
 	long len;		/* bytes per write or datagram */
 	long ttl_ms;		/* SCTP: PR-SCTP message lifetime */
 	double on, off;		/* on/off pattern, seconds; 0 = always on */
@@ -206,7 +210,7 @@ static void usage(void)
 		"               [-W BYTES] [-S FILE] [-o FILE]\n"
 		"       flowgen -c HOST [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-t SECS]\n"
 		"               [-i SECS] [-C CONGESTION] [-M MSS] [-K 2|3] [-T LIFETIME_MS]\n"
-		"               [-r RATE_BIT_S] [-l BYTES] [-O ON,OFF]\n"
+		"               [-r RATE_BIT_S [-R STEP_BIT_S,PERIOD]] [-l BYTES] [-O ON,OFF]\n"
 		"               [-D SIZE,PERIOD,DEADLINE [-A]] [-w START_DELAY] [-o FILE]\n");
 }
 
@@ -297,6 +301,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const double on_lo[] = { 0.001, 0.001 };
 	static const double on_hi[] = { 3600, 3600 };
+	static const double ramp_lo[] = { 1, 0.001 };
+	static const double ramp_hi[] = { 100e9, 3600 };
 	static const double sec_lo[] = { sizeof(struct sec_hdr), 0.001, 0.001 };
 	static const double sec_hi[] = { 16e6, 3600, 3600 };
 	double v[3];
@@ -312,7 +318,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->interval = 1;
 	o->len = 1448;
 
-	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:M:K:T:O:D:Ar:l:W:S:o:h")) != -1) {
+	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:M:K:T:O:D:Ar:R:l:W:S:o:h")) != -1) {
 		switch (c) {
 		case 's':
 			o->server = true;
@@ -379,6 +385,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'r':
 			o->rate = parse_num(optarg, "-r", 1000, 100e9);
 			break;
+		case 'R':
+			parse_tuple(optarg, "-R", 2, v, ramp_lo, ramp_hi);
+			o->ramp_step = v[0];
+			o->ramp_period = v[1];
+			break;
 		case 'l':
 			o->len = (long)parse_num(optarg, "-l", sizeof(struct udp_hdr),
 						 65507);
@@ -409,8 +420,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->server == !!o->host)
 		bad_arg("give exactly one of -s and -c HOST");
 	if (o->server && (o->cc || o->rate || have_len || o->wait || o->ccid ||
-			  o->mss || o->ttl_ms || o->on || o->sec_size || o->ahead))
-		bad_arg("-C, -M, -K, -T, -r, -l, -O, -D, -A and -w are client options");
+			  o->mss || o->ttl_ms || o->on || o->sec_size || o->ahead ||
+			  o->ramp_step))
+		bad_arg("-C, -M, -K, -T, -r, -R, -l, -O, -D, -A and -w are client options");
+	if (o->ramp_step && !o->rate)
+		bad_arg("-R raises a constant rate: give the starting rate with -r");
 	if (o->ahead && (o->proto != P_TLTCP || !o->sec_size))
 		bad_arg("-A applies to TLTCP sections (-P tltcp -D ...) only");
 	if (o->host && (o->window || o->trace))
@@ -1265,6 +1279,19 @@ static void tltcp_finish(const struct opts *o, int fd)
 	}
 }
 
+/* Nanoseconds from one write or datagram to the next, elapsed_ns into the
+ * flow: -r, raised by -R's step at the end of every period.
+ */
+static double send_gap_ns(const struct opts *o, uint64_t elapsed_ns)
+{
+	double rate = o->rate;
+
+	if (o->ramp_step)
+		rate += o->ramp_step *
+			floor(elapsed_ns / 1e9 / o->ramp_period);
+	return o->len * 8.0 / rate * 1e9;
+}
+
 static void send_flow(const struct opts *o)
 {
 	char *buf = calloc(1, !IS_TCP(o->proto) ? (size_t)o->len : BUF_SIZE);
@@ -1330,6 +1357,7 @@ static void send_flow(const struct opts *o)
 				nanosleep(&ts, NULL);
 				continue;
 			}
+			gap_ns = send_gap_ns(o, next - start);
 			next += (uint64_t)gap_ns;
 		}
 		if (o->proto == P_UDP) {
