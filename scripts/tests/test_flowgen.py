@@ -77,6 +77,10 @@ class BadArguments(unittest.TestCase):
         (["-c", "127.0.0.1", "-P", "udp", "-r", "8k", "-R", "800,0"],
          "outside"),
         (["-s", "-P", "udp", "-R", "800,0.5"], "client options"),
+        (["-c", "127.0.0.1", "-P", "udp", "-r", "8k", "-I", "5"],
+         "server options"),
+        (["-s", "-I", "5"], "UDP only"),
+        (["-s", "-P", "udp", "-I", "-1"], "outside"),
     ]
 
     def test_each_is_refused_with_a_message(self):
@@ -234,6 +238,16 @@ class Loopback(unittest.TestCase):
         for k, b in enumerate(got, 1):
             self.assertAlmostEqual(b, 5000 * k, delta=500 * k, msg=got)
         self.assertEqual(rcv["summary"]["lost"], 0)
+        self.assertEqual(rcv["summary"]["bytes"], snd["summary"]["bytes"])
+
+    def test_udp_idle_timeout(self):
+        # A 3 s pause: the receiver's default 2 s of silence ends the flow
+        # in it, -I 5 keeps it for the second burst.
+        args = ("-P", "udp", "-r", "80k", "-l", "100", "-t", "4",
+                "-O", "0.5,3")
+        rcv, snd = self.flow(*args)
+        self.assertLess(rcv["summary"]["bytes"], snd["summary"]["bytes"])
+        rcv, snd = self.flow(*args, server_args=("-I", "5"))
         self.assertEqual(rcv["summary"]["bytes"], snd["summary"]["bytes"])
 
 

@@ -3,7 +3,7 @@
  * flowgen: one flow of test traffic, measured where it counts.
  *
  *   flowgen -s [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-i SECS]
- *           [-W BYTES] [-S FILE] [-o FILE]
+ *           [-W BYTES] [-S FILE] [-I SECS] [-o FILE]
  *   flowgen -c HOST [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-t SECS]
  *           [-i SECS] [-o FILE] [-C CONGESTION] [-M MSS] [-K CCID]
  *           [-T LIFETIME_MS] [-r RATE [-R STEP,PERIOD] -l BYTES] [-O ON,OFF]
@@ -59,7 +59,7 @@
  * UDP datagrams carry a sequence number and the send time, so the receiver
  * counts losses and one-way delay (exact between network namespaces, which
  * share CLOCK_MONOTONIC).  A UDP flow ends with END datagrams, or when the
- * receiver hears nothing for two seconds.
+ * receiver hears nothing for two seconds (-I: SECS, 0 = never).
  *
  * Exit status: 0 on success, 1 on a run-time failure, 2 on bad arguments.
  */
@@ -107,7 +107,7 @@
 #define NOTSENT_LOWAT	(128 * 1024)
 #define UDP_MAGIC	0x666c6f77u	/* "flow" */
 #define UDP_END		1u
-#define UDP_IDLE_NS	(2 * NSEC_PER_SEC)
+#define UDP_IDLE_S	2.0
 #define NSEC_PER_SEC	1000000000ull
 
 #define DCCP_SERVICE	0x464c4f57u	/* "FLOW" */
@@ -160,6 +160,7 @@ struct opts {
 	bool ahead;		/* TLTCP: abandon one RTT before the deadline */
 	long window;		/* receiver: TCP_WINDOW_CLAMP, 0 = none */
 	const char *trace;	/* receiver: sequence trace (CSV) */
+	double idle;		/* UDP receiver: silence that ends it, 0 = none */
 	const char *out;
 };
 
@@ -207,7 +208,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: flowgen -s [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-i SECS]\n"
-		"               [-W BYTES] [-S FILE] [-o FILE]\n"
+		"               [-W BYTES] [-S FILE] [-I IDLE_SECS] [-o FILE]\n"
 		"       flowgen -c HOST [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-t SECS]\n"
 		"               [-i SECS] [-C CONGESTION] [-M MSS] [-K 2|3] [-T LIFETIME_MS]\n"
 		"               [-r RATE_BIT_S [-R STEP_BIT_S,PERIOD]] [-l BYTES] [-O ON,OFF]\n"
@@ -306,7 +307,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	static const double sec_lo[] = { sizeof(struct sec_hdr), 0.001, 0.001 };
 	static const double sec_hi[] = { 16e6, 3600, 3600 };
 	double v[3];
-	bool have_len = false;
+	bool have_len = false, have_idle = false;
 	unsigned int i;
 	int c;
 
@@ -317,8 +318,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->duration = 10;
 	o->interval = 1;
 	o->len = 1448;
+	o->idle = UDP_IDLE_S;
 
-	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:M:K:T:O:D:Ar:R:l:W:S:o:h")) != -1) {
+	while ((c = getopt(argc, argv, "sc:P:p:46t:i:w:C:M:K:T:O:D:Ar:R:l:W:S:I:o:h")) != -1) {
 		switch (c) {
 		case 's':
 			o->server = true;
@@ -404,6 +406,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'S':
 			o->trace = optarg;
 			break;
+		case 'I':
+			o->idle = parse_num(optarg, "-I", 0, 86400);
+			have_idle = true;
+			break;
 		case 'o':
 			o->out = optarg;
 			break;
@@ -427,8 +433,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		bad_arg("-R raises a constant rate: give the starting rate with -r");
 	if (o->ahead && (o->proto != P_TLTCP || !o->sec_size))
 		bad_arg("-A applies to TLTCP sections (-P tltcp -D ...) only");
-	if (o->host && (o->window || o->trace))
-		bad_arg("-W and -S are server options (the receiver's)");
+	if (o->host && (o->window || o->trace || have_idle))
+		bad_arg("-W, -S and -I are server options (the receiver's)");
+	if (have_idle && o->proto != P_UDP)
+		bad_arg("-I (silence that ends the flow) applies to UDP only");
 	if (o->window && !IS_TCP(o->proto))
 		bad_arg("-W (TCP_WINDOW_CLAMP) applies to TCP and TLTCP only");
 	if (o->trace && o->proto == P_UDP)
@@ -961,7 +969,8 @@ static void serve_udp(const struct opts *o, int fd)
 		ssize_t n;
 
 		if (start) {
-			int r = poll(&pfd, 1, UDP_IDLE_NS / 1000000);
+			int r = poll(&pfd, 1, o->idle ?
+					     (int)(o->idle * 1000) : -1);
 
 			if (r < 0 && errno == EINTR)
 				continue;	/* the loop sees a stop */
