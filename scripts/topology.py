@@ -312,15 +312,19 @@ class Topology:
         else:
             parent = "root handle 10:"
         if shape.qdisc == "red":
-            limit = qlen * WIRE_PKT
-            qmin = shape.red.get("min", max(1, qlen // 4) * WIRE_PKT)
-            qmax = shape.red.get("max", max(2, (3 * qlen) // 4) * WIRE_PKT)
+            # Linux's RED counts bytes: the queue's packets are avpkt
+            # bytes each, full-sized unless red says otherwise (small
+            # packets: a limit of qlen packets of avpkt bytes).
+            pkt = shape.red.get("avpkt", WIRE_PKT)
+            limit = qlen * pkt
+            qmin = shape.red.get("min", max(1, qlen // 4) * pkt)
+            qmax = shape.red.get("max", max(2, (3 * qlen) // 4) * pkt)
             prob = shape.red.get("probability", 0.1)
-            burst = max(1, (2 * qmin + qmax) // (3 * WIRE_PKT))
+            burst = max(1, (2 * qmin + qmax) // (3 * pkt))
             bw = shape.rate or 10**9
             self._nsrun(node, f"tc qdisc add dev {dev} {parent} red "
                         f"limit {limit} min {qmin} max {qmax} avpkt "
-                        f"{WIRE_PKT} burst {burst} probability {prob} "
+                        f"{pkt} burst {burst} probability {prob} "
                         f"bandwidth {bw}bit" + (" ecn" if shape.ecn else ""))
         elif shape.rate or shape.queue is not None:
             self._nsrun(node, f"tc qdisc add dev {dev} {parent} pfifo "
@@ -497,7 +501,7 @@ def dumbbell(pairs=1, rate="10mbit", delay="25ms", queue="bdp",
 
 
 def collapse(delay="20ms", queue=50, qdisc="droptail", scale=1.0,
-             name="cc", dry_run=False):
+             red=None, name="cc", dry_run=False):
     """The congestion-collapse dumbbell of Hessler & Welzl (Fig. 1):
 
         s1 --0.3--\\                /--1.0--  d1
@@ -506,12 +510,14 @@ def collapse(delay="20ms", queue=50, qdisc="droptail", scale=1.0,
 
     Flow s1 -> d1 crosses only the 0.3 Mbit/s core; s2 -> d2 is limited to
     0.01 Mbit/s by its last link, so a greedy unresponsive s2 wastes core
-    capacity that s1 could use.  scale multiplies every rate."""
+    capacity that s1 could use.  scale multiplies every rate; red (with
+    qdisc "red") sets RED's min, max, probability and avpkt on every
+    link."""
     t = Topology(name, dry_run)
     for n in ("s1", "s2", "r1", "r2", "d1", "d2"):
         t.node(n)
     mbit = lambda m: int(m * 1e6 * scale)   # noqa: E731
-    common = {"delay": delay, "queue": queue, "qdisc": qdisc}
+    common = {"delay": delay, "queue": queue, "qdisc": qdisc, "red": red}
     t.link("s1", "r1", rate=mbit(0.3), **common)
     t.link("s2", "r1", rate=mbit(1.0), **common)
     t.link("r1", "r2", rate=mbit(0.3), **common)

@@ -125,6 +125,16 @@ class Commands(unittest.TestCase):
         cmds = "\n".join(self.build(qdisc="red", queue=100, ecn=True))
         self.assertRegex(cmds, r"red limit 151400 min 37850 max 113550 .* ecn")
 
+    def test_red_small_packets(self):
+        # ns-2's RED in packets: 50 of 120 bytes, thresholds 5 and 15.
+        t = T.collapse(qdisc="red", queue=50, dry_run=True,
+                       red={"avpkt": 120, "min": 600, "max": 1800})
+        t.up()
+        red = [c for c in t.commands if " red " in c]
+        self.assertEqual(len(red), 10)      # five links, both directions
+        self.assertTrue(all("red limit 6000 min 600 max 1800 avpkt 120 "
+                            "burst 8 " in c for c in red), red[0])
+
     def test_unshaped_access_has_no_qdisc(self):
         cmds = self.build(rate="10mbit")
         self.assertFalse(any("dev to-r1 root" in c and "s1-" in c
