@@ -307,6 +307,7 @@ static bool pick_cc(const struct tsm_req *req, const struct norm *n,
 		}
 		snprintf(ch->cc, sizeof(ch->cc), "%s", chain[i]);
 		ch->cc_state = state;
+		ch->cc_fallback = i > 0;
 		if (i < nrow) {
 			ch->weight = p.weight;
 			tsm_append(ch->why, sizeof(ch->why), "; cc %s (%s)",
@@ -456,6 +457,25 @@ static bool tune(const struct tsm_req *req, const struct norm *n,
 	return true;
 }
 
+/* The requirements checked, defaults resolved, the policy's limits met. */
+static int admit(const struct tsm_req *req, const struct tsm_policy *pol,
+		 const struct tsm_offer *off, struct norm *n,
+		 struct tsm_error *err)
+{
+	int ret = tsm_check_req(req, err);
+
+	if (ret)
+		return ret;
+	normalize(req, n);
+	if (pol && pol->max_weight && !off->privileged &&
+	    n->weight > pol->max_weight)
+		return tsm_err(err, EPERM,
+			       "weight %g above %g, the limit for unprivileged users (%s:%d)",
+			       n->weight, pol->max_weight, pol->path,
+			       pol->max_weight_line);
+	return 0;
+}
+
 int tsm_select(const struct tsm_req *req, const struct tsm_policy *pol,
 	       const struct tsm_offer *off, struct tsm_choice *ch,
 	       struct tsm_error *err)
@@ -468,16 +488,9 @@ int tsm_select(const struct tsm_req *req, const struct tsm_policy *pol,
 	int ret, i;
 
 	memset(ch, 0, sizeof(*ch));
-	ret = tsm_check_req(req, err);
+	ret = admit(req, pol, off, &n, err);
 	if (ret)
 		return ret;
-	normalize(req, &n);
-	if (pol && pol->max_weight && !off->privileged &&
-	    n.weight > pol->max_weight)
-		return tsm_err(err, EPERM,
-			       "weight %g above %g, the limit for unprivileged users (%s:%d)",
-			       n.weight, pol->max_weight, pol->path,
-			       pol->max_weight_line);
 
 	for (i = 0; i < 3; i++) {
 		t = chains[req->reliability][i];
@@ -527,4 +540,39 @@ int tsm_select(const struct tsm_req *req, const struct tsm_policy *pol,
 			       why_not);
 	return tsm_err(err, kernel_missing ? EPROTONOSUPPORT : EPERM,
 		       "no available transport fits%s", why_not);
+}
+
+/*
+ * Table 3 alone, for a TCP socket that exists already (the preload
+ * library): the application chose TCP, so neither Table 1 nor the
+ * policy's transports line applies; the policy's algorithms, limits and
+ * profile overrides do.
+ */
+int tsm_select_cc(const struct tsm_req *req, const struct tsm_policy *pol,
+		  const struct tsm_offer *off, struct tsm_choice *ch,
+		  struct tsm_error *err)
+{
+	char note[TSM_MSG_LEN] = "";
+	struct norm n;
+	int ret;
+
+	memset(ch, 0, sizeof(*ch));
+	ret = admit(req, pol, off, &n, err);
+	if (ret)
+		return ret;
+	if (req->reliability != TSM_REL_FULL)
+		return tsm_err(err, EINVAL,
+			       "a TCP application's reliability is full, not %s",
+			       req->reliability == TSM_REL_PARTIAL ? "partial" :
+			       "none");
+	ch->transport = TSM_TCP;
+	ch->row = 1;
+	if (!tune(req, &n, pol, off, ch, note, sizeof(note))) {
+		memset(ch, 0, sizeof(*ch));
+		return tsm_err(err, EPERM,
+			       "TCP has no allowed congestion control%s",
+			       note);
+	}
+	tsm_append(ch->why, sizeof(ch->why), "%s", note);
+	return 0;
 }

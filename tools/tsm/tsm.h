@@ -140,6 +140,7 @@ struct tsm_choice {
 	int row;			/* the mapping table's row (tsm.rst) */
 	char cc[TSM_NAME_LEN];		/* TCP/TLTCP: "" = kernel default */
 	enum tsm_state cc_state;
+	bool cc_fallback;		/* cc is not the row's own choice */
 	double weight;			/* the n the algorithm gives, 0: none */
 	int ccid;			/* DCCP: 2 or 3 */
 	uint64_t deadline_ns;		/* TLTCP: TL_DEFAULT_DEADLINE */
@@ -188,6 +189,14 @@ int tsm_check_req(const struct tsm_req *req, struct tsm_error *err);
 int tsm_select(const struct tsm_req *req, const struct tsm_policy *pol,
 	       const struct tsm_offer *off, struct tsm_choice *ch,
 	       struct tsm_error *err);
+/*
+ * The congestion control of an existing TCP socket (Table 3 and its
+ * fallbacks only; reliability must be full): what the preload library
+ * sets on an unmodified application's sockets.
+ */
+int tsm_select_cc(const struct tsm_req *req, const struct tsm_policy *pol,
+		  const struct tsm_offer *off, struct tsm_choice *ch,
+		  struct tsm_error *err);
 
 /* policy.c */
 #define TSM_POLICY_PATH	"/etc/tsm.conf"
