@@ -6,10 +6,12 @@
  *   tsm probe [--kv]
  *   tsm send HOST PORT [requirements] [-n BYTES] [-l LEN]
  *   tsm recv PORT [requirements] [-b ADDR]
+ *   tsm run [--policy FILE] [--assume SPEC] [TCP requirements] -- PROGRAM...
  *
  * select prints the choice and why, opening nothing; probe what the kernel
  * offers; send and recv exercise a choice end to end (both ends must be
- * given the same requirements: each end chooses on its own).
+ * given the same requirements: each end chooses on its own); run starts
+ * an unmodified program under libtsm_preload.so.
  *
  * Exit status: 0 success, 1 no transport or a run-time failure, 2 usage.
  */
@@ -41,6 +43,8 @@ static void usage(FILE *f)
 		"       tsm probe [--kv]\n"
 		"       tsm send HOST PORT [requirements] [-n BYTES] [-l LEN]\n"
 		"       tsm recv PORT [requirements] [-b ADDR]\n"
+		"       tsm run [--policy FILE] [--assume SPEC] [--capacityProfile P]\n"
+		"               [--weight N] [--path-delay MS] -- PROGRAM [ARGS]\n"
 		"requirements (RFC 9622 names):\n"
 		"  --reliability full|partial|none   --msgLifetime MS\n"
 		"  --preserveMsgBoundaries LEVEL     --preserveOrder LEVEL\n"
@@ -136,15 +140,17 @@ static void pref(const char *opt, const char *s, enum tsm_pref *p)
 			  opt, s);
 }
 
-static void parse(int argc, char **argv, struct opts *o)
+/* in_order: options stop at the first operand (run's PROGRAM ARGS). */
+static void parse(int argc, char **argv, struct opts *o, bool in_order)
 {
+	const char *optstring = in_order ? "+hn:l:b:" : "hn:l:b:";
 	char *end;
 	int c;
 
 	tsm_req_init(&o->req);
 	o->bytes = -1;
 	o->msg_len = 1000;
-	while ((c = getopt_long(argc, argv, "hn:l:b:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
 		switch (c) {
 		case O_REL:
 			if (tsm_parse_reliability(optarg, &o->req.reliability))
@@ -402,6 +408,78 @@ static int cmd_recv(const struct opts *o, const char *port)
 	return 0;
 }
 
+/*
+ * run: PROGRAM under libtsm_preload.so (Documentation/tsm-guide.rst).
+ * The requirements travel in TSM_PROFILE, TSM_WEIGHT and TSM_PATH_DELAY,
+ * set from the options alone (inherited ones are dropped: what is typed
+ * is what applies); --policy and --assume set TSM_POLICY and TSM_ASSUME.
+ * The choice is made here first so that a bad policy or requirement
+ * fails before PROGRAM starts.
+ */
+static int cmd_run(const struct opts *o, char **argv)
+{
+	struct tsm_req def;
+	struct tsm_error err = { 0 };
+	char lib[4096], buf[4200], *slash;
+	const char *old, *env;
+	struct tsm_policy pol;
+	struct tsm_choice ch;
+	struct tsm_offer off;
+	ssize_t n;
+
+	tsm_req_init(&def);
+	if (o->req.reliability != def.reliability || o->req.msg_lifetime_ms ||
+	    o->req.preserve_msg_boundaries || o->req.preserve_order ||
+	    o->req.per_msg_reliability || o->req.min_rate || o->req.max_rate)
+		bad_usage("run: a TCP application takes only --capacityProfile, --weight and --path-delay");
+	if (o->policy)
+		setenv("TSM_POLICY", o->policy, 1);
+	if (o->assume)
+		setenv("TSM_ASSUME", o->assume, 1);
+	env = getenv("TSM_ASSUME");
+	if (tsm_policy_load(NULL, &pol, &err) ||
+	    (env ? tsm_offer_parse(env, &off, &err) : tsm_probe(&off, &err)) ||
+	    tsm_select_cc(&o->req, &pol, &off, &ch, &err))
+		fail(&err);
+
+	unsetenv("TSM_PROFILE");
+	unsetenv("TSM_WEIGHT");
+	unsetenv("TSM_PATH_DELAY");
+	if (o->req.profile != def.profile)
+		setenv("TSM_PROFILE", tsm_profile_name(o->req.profile), 1);
+	if (o->req.weight != def.weight) {
+		snprintf(buf, sizeof(buf), "%.17g", o->req.weight);
+		setenv("TSM_WEIGHT", buf, 1);
+	}
+	if (o->req.path_delay_ms) {
+		snprintf(buf, sizeof(buf), "%lld",
+			 (long long)o->req.path_delay_ms);
+		setenv("TSM_PATH_DELAY", buf, 1);
+	}
+
+	/* The library beside this program, unless TSM_PRELOAD names one. */
+	env = getenv("TSM_PRELOAD");
+	if (env) {
+		snprintf(lib, sizeof(lib), "%s", env);
+	} else {
+		n = readlink("/proc/self/exe", lib, sizeof(lib) - 32);
+		if (n < 0)
+			bad_usage("run: /proc/self/exe: %s", strerror(errno));
+		lib[n] = '\0';
+		slash = strrchr(lib, '/');
+		strcpy(slash ? slash + 1 : lib, "libtsm_preload.so");
+	}
+	if (access(lib, R_OK))
+		bad_usage("run: %s: %s", lib, strerror(errno));
+	old = getenv("LD_PRELOAD");
+	snprintf(buf, sizeof(buf), "%s%s%s", lib, old && *old ? " " : "",
+		 old ? old : "");
+	setenv("LD_PRELOAD", buf, 1);
+	execvp(argv[0], argv);
+	fprintf(stderr, "tsm: run: %s: %s\n", argv[0], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
@@ -419,7 +497,7 @@ int main(int argc, char **argv)
 	}
 	/* getopt's messages name the program by argv[0]: "tsm select". */
 	argv[1] = "tsm";
-	parse(argc - 1, argv + 1, &o);
+	parse(argc - 1, argv + 1, &o, !strcmp(cmd, "run"));
 	argc -= optind + 1;
 	argv += optind + 1;
 	if (!strcmp(cmd, "select") && !argc) {
@@ -433,6 +511,8 @@ int main(int argc, char **argv)
 		return cmd_send(&o, argv[0], argv[1]);
 	if (!strcmp(cmd, "recv") && argc == 1)
 		return cmd_recv(&o, argv[0]);
+	if (!strcmp(cmd, "run") && argc)
+		return cmd_run(&o, argv);
 	usage(stderr);
 	return 2;
 }
