@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "tsm.h"
@@ -198,9 +199,17 @@ untouched:
 	deciding = false;
 }
 
+/* Without a next socket() (never seen), the system call itself. */
+static int sys_socket(int domain, int type, int protocol)
+{
+	return syscall(SYS_socket, domain, type, protocol);
+}
+
 static void resolve(void)
 {
 	real_socket = dlsym(RTLD_NEXT, "socket");
+	if (!real_socket)
+		real_socket = sys_socket;
 }
 
 static bool is_tcp(int domain, int type, int protocol)
@@ -248,10 +257,6 @@ int socket(int domain, int type, int protocol)
 	int fd, saved;
 
 	pthread_once(&sym_once, resolve);
-	if (!real_socket) {
-		errno = ENOSYS;
-		return -1;
-	}
 	fd = real_socket(domain, type, protocol);
 	if (fd < 0 || deciding || !is_tcp(domain, type, protocol))
 		return fd;

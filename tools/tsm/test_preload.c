@@ -55,7 +55,7 @@ static void *make_sockets(void *arg)
 	return NULL;
 }
 
-static void threads(int n)
+static void many_sockets(int n)
 {
 	pthread_t th[MAX_THREADS];
 	int i, j, count;
@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 	cc_of(afd, cc, sizeof(cc));
 	printf("accepted: %s\n", cc);
 	if (nthreads)
-		threads(nthreads);
+		many_sockets(nthreads);
 	if (hold) {
 		printf("ready %d\n", ntohs(a.sin_port));
 		while (read(0, cc, sizeof(cc)) > 0)
