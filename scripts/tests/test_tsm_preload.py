@@ -108,6 +108,22 @@ class Preload(unittest.TestCase):
         out, err, _ = run(env={"TSM_POLICY": p, "TSM_PROFILE": "Scavenger"})
         self.assert_sockets(out, OTHER)
 
+    @unittest.skipUnless(OTHER, "the host has one algorithm only")
+    def test_policy_transports_line_does_not_apply(self):
+        # The program chose TCP; the policy's algorithms still apply.
+        p = self.pol("transports DCCP\ncongestion reno %s\n"
+                     "profile default cc %s\n" % (DEFAULT, OTHER))
+        out, err, _ = run(env={"TSM_POLICY": p})
+        self.assert_sockets(out, OTHER)
+        self.assertEqual(err, [])
+        # An algorithm the policy does not list is not set: the next.
+        p = self.pol("congestion %s\nprofile default cc %s\n"
+                     % (DEFAULT, OTHER))
+        out, err, _ = run(env={"TSM_POLICY": p})
+        self.assert_sockets(out, DEFAULT)
+        self.assertIn(f"fallback from {OTHER} (not allowed by policy)",
+                      err[0])
+
     @unittest.skipUnless(OTHER and shutil.which("ss"), "needs ss")
     def test_ss_shows_the_algorithm(self):
         p = self.pol("profile default cc %s\n" % OTHER)
