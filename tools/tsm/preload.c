@@ -45,17 +45,10 @@
 
 #include "tsm.h"
 
-#ifndef SO_MAX_PACING_RATE
-#define SO_MAX_PACING_RATE	47
-#endif
-
 #define CHAIN_MAX	4	/* the row's choice, default, reno, spare */
 #define PREFIX		"tsm_preload: "
 
-static struct {
-	char cc[TSM_NAME_LEN];
-	char why[TSM_MSG_LEN];
-} chain[CHAIN_MAX];
+static char chain[CHAIN_MAX][TSM_NAME_LEN];	/* best first */
 static int n_chain;		/* 0: leave every socket alone */
 static atomic_int cur;		/* chain entry in use; n_chain: none left */
 static bool nodelay, quiet;
@@ -181,8 +174,7 @@ static void decide(void)
 			if (verbose || ch.cc_fallback)
 				say(ch.why, NULL);
 		}
-		snprintf(chain[i].cc, TSM_NAME_LEN, "%s", ch.cc);
-		snprintf(chain[i].why, TSM_MSG_LEN, "%s", ch.why);
+		snprintf(chain[i], TSM_NAME_LEN, "%s", ch.cc);
 		if (!drop_cc(&off, ch.cc)) {
 			i++;
 			break;
@@ -230,7 +222,7 @@ static void set_cc(int fd)
 	int one = 1, seen, e;
 
 	while (k < n_chain) {
-		cc = chain[k].cc;
+		cc = chain[k];
 		if (!setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc,
 				strlen(cc)))
 			break;
@@ -246,7 +238,7 @@ static void set_cc(int fd)
 		k++;
 		say("congestion control ", cc, why, k < n_chain ?
 		    "; falling back to " : "; the kernel default stays",
-		    k < n_chain ? chain[k].cc : "", NULL);
+		    k < n_chain ? chain[k] : "", NULL);
 	}
 	if (nodelay)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
