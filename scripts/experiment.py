@@ -54,14 +54,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 EXPERIMENTS = os.path.join(HERE, "experiments")
 FLOWGEN = os.path.join(REPO, "tools", "flowgen", "flowgen")
+TSM = os.path.join(REPO, "tools", "tsm", "tsm")
 BASE_PORT = 5301
+# A tunnelled flow i: the tunnel's connection to TUNNEL_PORT + i on the
+# receiver's node, its entry for the application's datagrams at
+# 127.0.0.1:ENTRY_PORT + i on the sender's.
+TUNNEL_PORT = 6301
+ENTRY_PORT = 7301
+TUNNEL_TRANSPORTS = ("dccp-ccid3", "dccp-ccid2", "tltcp", "multfrc")
 
 FLOW_KEYS = {"name", "pair", "transport", "cc", "ccid", "mss", "rate",
              "len", "start", "stop", "count", "lifetime_ms", "on_off",
-             "sections", "ahead", "window", "trace"}
+             "sections", "ahead", "window", "trace", "ramp"}
 RUN_KEYS = {"name", "vary", "group", "modules", "topology", "flows",
             "duration", "warmup", "reference", "about", "baseline",
-            "weight", "loss_steps", "equation"}
+            "weight", "loss_steps", "equation", "tunnel"}
 # Transports over TCP: TCP options (-C, -M, -W) and TCP_INFO apply.
 TCP_LIKE = ("tcp", "tltcp")
 # One packet of the paper's sequence plots (kind "seq").
@@ -151,6 +158,7 @@ def load(name, short=False, duration=None):
             r.setdefault("group", r["name"])
             r.setdefault("modules", {})
             _check_steps(r)
+            _check_tunnel(r)
             r["flows"] = [_flow(r, i, f, defaults)
                           for i, f in enumerate(_counted(r))]
             if not r["flows"]:
@@ -196,6 +204,39 @@ def _check_steps(run):
                         "with a bottleneck delay")
 
 
+def _check_tunnel(run):
+    """tunnel = { transport = "dccp-ccid3", queue = 1, lifetime_ms = N }:
+    every UDP flow of the run goes through a tunnel of its own
+    (tools/tsm); lifetime_ms, if given, is how long a datagram may wait
+    in the tunnel's queue (the tool's default otherwise)."""
+    t = run.get("tunnel")
+    if t is None:
+        return
+    if not isinstance(t, dict) or \
+            set(t) - {"transport", "queue", "lifetime_ms"}:
+        raise SpecError(f"run {run['name']}: tunnel is a table of "
+                        "transport, queue and lifetime_ms")
+    tr = t.get("transport", "dccp-ccid3")
+    if not isinstance(tr, str) or tr.split(":")[0] not in TUNNEL_TRANSPORTS:
+        raise SpecError(f"run {run['name']}: tunnel transport {tr!r}: "
+                        f"{', '.join(TUNNEL_TRANSPORTS)} (multfrc:N)")
+    q = t.get("queue", 1)
+    if not isinstance(q, int) or isinstance(q, bool) or q < 1:
+        raise SpecError(f"run {run['name']}: tunnel queue {q!r}: "
+                        "packets >= 1")
+    life = t.get("lifetime_ms")
+    if life is not None and (not isinstance(life, (int, float)) or
+                             isinstance(life, bool) or life < 1):
+        raise SpecError(f"run {run['name']}: tunnel lifetime_ms {life!r}")
+    run["tunnel"] = {"transport": tr, "queue": q}
+    if life is not None:
+        run["tunnel"]["lifetime_ms"] = life
+
+
+def _tunnelled(run, flow):
+    return bool(run.get("tunnel")) and flow["transport"] == "udp"
+
+
 def _counted(run):
     """Flows with count = N stand for N flows named <name>1..<name>N."""
     out = []
@@ -228,6 +269,9 @@ def _flow(run, i, f, defaults):
     if flow["stop"] - flow["start"] < 1:
         raise SpecError(f"run {run['name']} flow {flow['name']}: "
                         "shorter than 1 s")
+    if "ramp" in flow and "rate" not in flow:
+        raise SpecError(f"run {run['name']} flow {flow['name']}: ramp "
+                        "raises a rate: give one")
     if flow["transport"] not in TCP_LIKE:
         flow.pop("mss", None)
         if "window" in flow:
@@ -278,7 +322,8 @@ def _client_args(flow, exp, host):
          "-i", f"{exp['interval']:g}", "-w", f"{flow['start']:g}"]
     for key, opt in (("cc", "-C"), ("mss", "-M"), ("ccid", "-K"),
                      ("rate", "-r"), ("len", "-l"), ("lifetime_ms", "-T"),
-                     ("on_off", "-O"), ("sections", "-D")):
+                     ("on_off", "-O"), ("sections", "-D"),
+                     ("ramp", "-R")):
         if key in flow:
             a += [opt, str(flow[key])]
     if flow.get("ahead"):
@@ -295,7 +340,50 @@ def _server_args(flow, exp, port, d):
         a += ["-W", str(flow["window"])]
     if flow.get("trace"):
         a += ["-S", os.path.join(d, f"{flow['name']}.seq.csv")]
+    if flow["transport"] == "udp":
+        # A thinned-out flow (a collapsing path, a tunnel's small queue)
+        # may fall silent for seconds: only its END datagrams or the end
+        # of the run end it.
+        a += ["-I", f"{flow['stop'] - flow['start']:g}"]
     return a
+
+
+def _tunnel_args(run, flow, i, topo, d):
+    """The tunnel of flow i (tools/tsm): (client on the sender's node,
+    server on the receiver's), as the paper's VoIP proxy sits between
+    the CBR source and its node and the TFRC sink at the destination."""
+    t, name = run["tunnel"], flow["name"]
+    to = f"127.0.0.1:{BASE_PORT + i}"
+    rcv = f"d{flow['pair']}"
+    server = [TSM, "tunnel", "server", "--listen", str(TUNNEL_PORT + i),
+              "--transport", t["transport"], "--to", to,
+              "--stats", os.path.join(d, f"{name}.tun-server.json")]
+    client = [TSM, "tunnel", "client",
+              "--peer", f"{topo.addr(rcv)}:{TUNNEL_PORT + i}",
+              "--udp", f"127.0.0.1:{ENTRY_PORT + i}", "--to", to,
+              "--transport", t["transport"], "--queue", str(t["queue"]),
+              "--stats", os.path.join(d, f"{name}.tun-client.json")]
+    if "lifetime_ms" in t:
+        client += ["--lifetime", _fmt_value(float(t["lifetime_ms"]))]
+    return client, server
+
+
+def _established(ns, port, transport):
+    """A connection to port exists and is established (from the
+    client's side)."""
+    kind = ["--dccp"] if transport.startswith("dccp") else ["-t"]
+    out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Hn", *kind,
+                          "state", "established", f"dport = :{port}"],
+                         capture_output=True, text=True).stdout
+    return bool(out.strip())
+
+
+def _wait_for(what, test, tries=100):
+    for _ in range(tries):
+        if test():
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not start")
 
 
 def run_one(exp, run, out, status):
@@ -333,13 +421,17 @@ def run_one(exp, run, out, status):
             else:
                 raise RuntimeError(f"{run['name']}/{f['name']}: "
                                    "receiver did not start")
+        tunnels = _start_tunnels(run, topo, d, errlog)
         t0 = time.time()
         clients = []
         for i, f in enumerate(run["flows"]):
             snd = f"s{f['pair']}"
-            args = _client_args(f, exp, topo.addr(f"d{f['pair']}"))
+            host, port = topo.addr(f"d{f['pair']}"), BASE_PORT + i
+            if _tunnelled(run, f):
+                host, port = "127.0.0.1", ENTRY_PORT + i
+            args = _client_args(f, exp, host)
             cmd = ["ip", "netns", "exec", topo.ns(snd), *args,
-                   "-p", str(BASE_PORT + i),
+                   "-p", str(port),
                    "-o", os.path.join(d, f"{f['name']}.snd.json")]
             clients.append(subprocess.Popen(
                 cmd, stderr=errlog(f"{f['name']}.snd.err")))
@@ -370,6 +462,7 @@ def run_one(exp, run, out, status):
             if not os.path.exists(rep):
                 failed.append(f"{f['name']} receiver wrote no report "
                               f"(exit {s.returncode})")
+        failed += _stop_tunnels(tunnels, d)
         steps["stop"]()
         qdisc = subprocess.run(
             ["ip", "netns", "exec", topo.ns("r1"), "tc", "-s", "qdisc"],
@@ -378,6 +471,9 @@ def run_one(exp, run, out, status):
             fq.write(qdisc)
         info = {"run": run, "t0": t0, "topology": topo.to_dict(),
                 "kernel": os.uname().release, "failed": failed}
+        if tunnels:
+            info["tunnel_connect_s"] = {t["flow"]: t["connect_s"]
+                                        for t in tunnels}
         if steps["done"]:
             info["loss_steps"] = steps["done"]
         with open(os.path.join(d, "run.json"), "w") as fj:
@@ -386,6 +482,74 @@ def run_one(exp, run, out, status):
     if failed:
         log(f"{run['name']}: " + "; ".join(failed))
     return not failed
+
+
+def _start_tunnels(run, topo, d, errlog):
+    """Start the tunnel of every tunnelled flow: its server, then its
+    client; wait until each client's connection is up (at most 10 s for
+    all: a tunnel still connecting when its flow starts counts what it
+    drops meanwhile, and run.json says how long each took)."""
+    tunnels = []
+    for i, f in enumerate(run["flows"]):
+        if not _tunnelled(run, f):
+            continue
+        client, server = _tunnel_args(run, f, i, topo, d)
+        rcv, snd = topo.ns(f"d{f['pair']}"), topo.ns(f"s{f['pair']}")
+        proto = "dccp" if run["tunnel"]["transport"].startswith("dccp") \
+            else "tcp"
+        t = {"flow": f["name"], "port": TUNNEL_PORT + i, "ns": snd}
+        # Their statistics go to files; standard output would repeat
+        # them into the run's log.
+        t["server"] = subprocess.Popen(
+            ["ip", "netns", "exec", rcv, *server],
+            stdout=subprocess.DEVNULL,
+            stderr=errlog(f"{f['name']}.tun-server.err"))
+        tunnels.append(t)
+        what = f"{run['name']}/{f['name']}: tunnel"
+        _wait_for(what + " server",
+                  lambda: _listening(rcv, t["port"], proto))
+        t["client"] = subprocess.Popen(
+            ["ip", "netns", "exec", snd, *client],
+            stdout=subprocess.DEVNULL,
+            stderr=errlog(f"{f['name']}.tun-client.err"))
+        _wait_for(what + " client",
+                  lambda: _listening(snd, ENTRY_PORT + i, "udp"))
+    start = time.time()
+    for t in tunnels:
+        t["connect_s"] = None
+        while time.time() - start < 10:
+            if _established(t["ns"], t["port"],
+                            run["tunnel"]["transport"]):
+                t["connect_s"] = round(time.time() - start, 2)
+                break
+            time.sleep(0.1)
+        if t["connect_s"] is None:
+            log(f"{run['name']}/{t['flow']}: tunnel not connected after "
+                "10 s; its flow starts anyway")
+    return tunnels
+
+
+def _stop_tunnels(tunnels, d):
+    """SIGTERM every tunnel client, then every server (each writes its
+    statistics); returns what failed."""
+    failed = []
+    for role in ("client", "server"):
+        for t in tunnels:
+            p = t.get(role)
+            if p is None:
+                continue
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                failed.append(f"{t['flow']} tunnel {role} ignored SIGTERM")
+            stats = os.path.join(d, f"{t['flow']}.tun-{role}.json")
+            if not os.path.exists(stats):
+                failed.append(f"{t['flow']} tunnel {role} wrote no "
+                              f"statistics (exit {p.returncode})")
+    return failed
 
 
 def _loss_steps(run, topo, t0):
@@ -438,6 +602,9 @@ def run_all(exp, out, only=None):
     keeping the other runs' results) into out."""
     if not os.access(FLOWGEN, os.X_OK):
         raise SpecError(f"{FLOWGEN} not built (make tools)")
+    if any(r.get("tunnel") for r in exp["runs"]) and \
+            not os.access(TSM, os.X_OK):
+        raise SpecError(f"{TSM} not built (make tools)")
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "experiment.json"), "w") as f:
         json.dump(exp, f, indent=1)
@@ -497,7 +664,18 @@ def _load_json(path):
         return None
 
 
-def _series(report, t0, bin_s=1.0):
+def _bytes(iv, hdr=0):
+    """An interval's bytes; with hdr, each UDP datagram's headers too
+    (the experiment's header_bytes: sizes on the wire, as ns-2 counts
+    them)."""
+    return iv["bytes"] + hdr * iv.get("packets", 0)
+
+
+def _hdr(exp, flow):
+    return exp.get("header_bytes", 0) if flow["transport"] == "udp" else 0
+
+
+def _series(report, t0, bin_s=1.0, hdr=0):
     """(times, bit/s) of a report on the run's time axis, in bins of
     bin_s seconds (the report's own intervals summed)."""
     if not report or not report.get("intervals"):
@@ -506,7 +684,7 @@ def _series(report, t0, bin_s=1.0):
     bins = {}
     for iv in report["intervals"]:
         b = math.floor((off + iv["start"]) / bin_s)
-        bins[b] = bins.get(b, 0) + iv["bytes"]
+        bins[b] = bins.get(b, 0) + _bytes(iv, hdr)
     lo, hi = min(bins), max(bins)
     times = [b * bin_s for b in range(lo, hi + 1)]
     return times, [bins.get(b, 0) * 8 / bin_s for b in range(lo, hi + 1)]
@@ -539,16 +717,17 @@ def flow_metrics(exp, info, flow, d):
     snd = _load_json(os.path.join(d, f"{flow['name']}.snd.json"))
     warmup = info["run"].get("warmup", 0)
     t0, active = info["t0"], flow["stop"] - flow["start"] - warmup
+    hdr = _hdr(exp, flow)
     m = {"throughput_kbps": 0.0}
     if rcv:
         # What arrived while the flow was on, after its warm-up: not what
         # drains from the send buffer after the sender stopped writing.
         off = rcv["epoch"] - t0
-        got = sum(iv["bytes"] for iv in rcv["intervals"]
+        got = sum(_bytes(iv, hdr) for iv in rcv["intervals"]
                   if flow["start"] + warmup <= off + iv["start"]
                   < flow["stop"])
         m["throughput_kbps"] = got * 8 / active / 1e3
-    times, rates = _series(rcv, t0)
+    times, rates = _series(rcv, t0, hdr=hdr)
     # Whole seconds inside the flow's life only.
     pairs = [(t, r) for t, r in zip(times, rates)
              if flow["start"] <= t and t + 1 <= flow["stop"]]
@@ -604,6 +783,72 @@ def flow_metrics(exp, info, flow, d):
         s = rcv["summary"]
         m["loss_pct"] = 100 * s["lost"] / (s["lost"] + s["packets"])
         m["delay_ms"] = s["mean_one_way_delay"] * 1e3
+    m.update(_tunnel_metrics(d, flow))
+    return m
+
+
+def _tunnel_metrics(d, flow):
+    """A tunnelled flow: the share of the datagrams its tunnel's client
+    took in from the application that it dropped (a full queue, no
+    connection, too long in the queue), and the datagrams its server
+    delivered, from their statistics (tools/tsm: counts are
+    {"datagrams": n, "bytes": n})."""
+    cl = _load_json(os.path.join(d, f"{flow['name']}.tun-client.json"))
+    sv = _load_json(os.path.join(d, f"{flow['name']}.tun-server.json"))
+    m = {}
+    got = (cl or {}).get("from_app", {}).get("datagrams")
+    if got:
+        dropped = sum(v.get("datagrams", 0) for k, v in cl.items()
+                      if k.startswith("dropped") and isinstance(v, dict))
+        m["tunnel_drop_pct"] = 100 * dropped / got
+    if sv and "delivered" in sv:
+        m["tunnel_delivered"] = sv["delivered"].get("datagrams", 0)
+    return m
+
+
+def sink_metrics(exp, run, flows, info, d):
+    """The flows into each receiver node d<pair> taken as one: the
+    middleware paper's throughput at the sinks and mean one-way delay per
+    branch.  d<p>_kbps (their throughputs summed), d<p>_delay_s (mean
+    one-way delay of every datagram that arrived), d<p>_loss_pct,
+    d<p>_peak_kbps and d<p>_peak_s (the largest 1 s throughput and when),
+    d<p>_end_kbps (the mean over the last third of the run), and
+    end_kbps (every sink's, summed)."""
+    m, t0 = {}, info["t0"]
+    lo_end = run["duration"] * 2 / 3
+    end_total = 0.0
+    for p in sorted({f["pair"] for f in run["flows"]}):
+        fl = [f for f in run["flows"] if f["pair"] == p]
+        m[f"d{p}_kbps"] = sum(flows[f["name"]]["throughput_kbps"]
+                              for f in fl)
+        total, pkts, owd, lost = {}, 0, 0.0, 0
+        for f in fl:
+            rcv = _load_json(os.path.join(d, f"{f['name']}.rcv.json"))
+            for t, r in zip(*_series(rcv, t0, hdr=_hdr(exp, f))):
+                total[t] = total.get(t, 0.0) + r
+            s = (rcv or {}).get("summary", {})
+            if s.get("packets"):
+                pkts += s["packets"]
+                owd += s["mean_one_way_delay"] * s["packets"]
+                lost += s["lost"]
+        if pkts:
+            m[f"d{p}_delay_s"] = owd / pkts
+            m[f"d{p}_loss_pct"] = 100 * lost / (lost + pkts)
+        start = min(f["start"] for f in fl)
+        stop = max(f["stop"] for f in fl)
+        inside = {t: r for t, r in total.items()
+                  if start <= t and t + 1 <= stop}
+        if inside:
+            peak = max(inside, key=inside.get)
+            m[f"d{p}_peak_kbps"] = inside[peak] / 1e3
+            m[f"d{p}_peak_s"] = peak
+        # The last third: zero where nothing arrived.
+        bins = range(math.ceil(lo_end), math.floor(run["duration"]))
+        if bins:
+            end = sum(total.get(t, 0.0) for t in bins) / len(bins) / 1e3
+            m[f"d{p}_end_kbps"] = end
+            end_total += end
+    m["end_kbps"] = end_total
     return m
 
 
@@ -716,7 +961,7 @@ def aggregate_metrics(exp, run, flows, info, d):
     t0, total = info["t0"], {}
     for f in run["flows"]:
         rcv = _load_json(os.path.join(d, f"{f['name']}.rcv.json"))
-        for t, r in zip(*_series(rcv, t0, COV_BIN)):
+        for t, r in zip(*_series(rcv, t0, COV_BIN, _hdr(exp, f))):
             total[t] = total.get(t, 0.0) + r
     start = min(f["start"] for f in run["flows"]) + run.get("warmup", 0)
     stop = min(f["stop"] for f in run["flows"])
@@ -799,6 +1044,8 @@ def analyze(out):
                  for f in run["flows"]}
         rm = run_metrics(run, flows, info)
         rm.update(aggregate_metrics(exp, run, flows, info, d))
+        if exp.get("sinks"):
+            rm.update(sink_metrics(exp, run, flows, info, d))
         if rm.get("eq_kbps") and rm["agg_kbps"]:
             rm["eq_ratio"] = rm["eq_kbps"] / rm["agg_kbps"]
         res["runs"][run["name"]] = {
@@ -839,9 +1086,12 @@ def evaluate(exp, res):
         if "over" in c:
             # The ratio to the same metric of another run or flow.
             o = c["over"]
-            w = lookup(res, o["run"], o.get("flow"), c["metric"])
+            w = lookup(res, o["run"], o.get("flow"),
+                       o.get("metric", c["metric"]))
             v = v / w if v is not None and w else None
             what += f" / {o['run']}{'/' + o['flow'] if o.get('flow') else ''}"
+            if o.get("metric", c["metric"]) != c["metric"]:
+                what += f" {o['metric']}"
         lo, hi = c.get("min", -math.inf), c.get("max", math.inf)
         ok = v is not None and lo <= v <= hi
         bound = f"in [{lo:g}, {hi:g}]".replace("-inf", "").replace(
@@ -909,8 +1159,19 @@ def draw(exp, out, res=None):
             return ([t for t, _ in m.get("dcp_f_windows", [])],
                     [f for _, f in m.get("dcp_f_windows", [])])
         rcv = _load_json(os.path.join(d, f"{flow['name']}.rcv.json"))
-        ts, rs = _series(rcv, info["t0"])
+        ts, rs = _series(rcv, info["t0"], hdr=_hdr(exp, flow))
         return ts, [r / 1e3 for r in rs]
+
+    def sinks(run):
+        """{"d<pair>": (times, kbit/s)}: each receiver node's flows
+        summed."""
+        out = {}
+        for f in run["flows"]:
+            total = out.setdefault(f"d{f['pair']}", {})
+            for t, r in zip(*series(run, f, "throughput")):
+                total[t] = total.get(t, 0.0) + r
+        return {k: (sorted(v), [v[t] for t in sorted(v)])
+                for k, v in out.items()}
 
     def figure(fname, title, lines, kind, p=None):
         fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -921,6 +1182,7 @@ def draw(exp, out, res=None):
         ax.set_xlabel((p or {}).get("xlabel", "time (s)"))
         ax.set_ylabel((p or {}).get("ylabel") or {
             "dcp_f": "F = T_calc / T_actual",
+            "sinks": "throughput at the sink (kbit/s)",
             "seq": f"stream offset (packets of {SEQ_PACKET} B)"}
             .get(kind, "throughput at the receiver (kbit/s)"))
         if (p or {}).get("xlog"):
@@ -934,9 +1196,12 @@ def draw(exp, out, res=None):
         files.append(fname)
 
     for run in exp["runs"]:
+        # With "sinks", the throughput at each receiver node.
+        lines = sorted(sinks(run).items()) if exp.get("sinks") else \
+            [(f["name"], series(run, f, "throughput"))
+             for f in run["flows"]]
         figure(f"{run['name']}.png", f"{exp['name']}: {run['name']}",
-               [(f["name"], series(run, f, "throughput"))
-                for f in run["flows"]], "throughput")
+               lines, "throughput")
     for p in exp.get("plot", []):
         if p.get("kind") == "metric":
             lines = metric_lines(p, res) if res else []
@@ -948,6 +1213,12 @@ def draw(exp, out, res=None):
             globs = p["runs"] if isinstance(p["runs"], list) \
                 else [p["runs"]]
             if not any(fnmatch.fnmatch(run["name"], g) for g in globs):
+                continue
+            if p.get("kind") == "sinks":
+                for sink, ser in sorted(sinks(run).items()):
+                    if fnmatch.fnmatch(sink, p.get("flows", "*")):
+                        lines.append((p.get("label", "{run} {sink}").format(
+                            run=run["name"], sink=sink), ser))
                 continue
             for f in run["flows"]:
                 if fnmatch.fnmatch(f["name"], p.get("flows", "*")):
@@ -994,6 +1265,8 @@ METRIC_NAMES = {
     "abandoned_bytes": "bytes abandoned (TLTCP)",
     "obsolete_bytes": "obsolete bytes sent (TLTCP)",
     "unreported_bytes": "abandoned, no gap told",
+    "tunnel_drop_pct": "dropped by the tunnel (%)",
+    "tunnel_delivered": "delivered by the tunnel",
     "utilisation": "utilisation",
     "normalized": "normalized throughput",
     "agg_kbps": "aggregate (kbit/s)",
@@ -1012,7 +1285,16 @@ METRIC_NAMES = {
     "separation": "S",
     "f_worst": "F_worst",
     "f_best": "F_best",
+    "end_kbps": "all sinks, last third (kbit/s)",
 }
+for _p in (1, 2):
+    METRIC_NAMES.update({
+        f"d{_p}_kbps": f"d{_p} (kbit/s)",
+        f"d{_p}_delay_s": f"d{_p} one-way delay (s)",
+        f"d{_p}_loss_pct": f"d{_p} loss (%)",
+        f"d{_p}_peak_kbps": f"d{_p} peak (kbit/s)",
+        f"d{_p}_peak_s": f"d{_p} peak at (s)",
+        f"d{_p}_end_kbps": f"d{_p} last third (kbit/s)"})
 
 
 def write_report(exp, res, plots, checks, out):

@@ -156,7 +156,7 @@ flows = [ { name = "s", transport = "sctp", sections = "1000,{v},{v}" } ]
         self.assertRaises(E.SpecError, E.load, write(self.d, "w.toml", bad))
 
     def test_shipped_experiments_load(self):
-        for name in ("reno_tw", "dcp", "tltcp", "multfrc"):
+        for name in ("reno_tw", "dcp", "tltcp", "multfrc", "tsm"):
             for short in (False, True):
                 with self.subTest(name=name, short=short):
                     e = E.load(name, short)
@@ -506,6 +506,151 @@ class MulTfrc(unittest.TestCase):
         self.assertAlmostEqual(m["eq_kbps"], want)
         self.assertAlmostEqual(m["agg_kbps"], 1600.0)
         self.assertAlmostEqual(m["eq_ratio"], want / 1600)
+
+
+TUNNEL = """
+title = "tun"
+sinks = true
+header_bytes = 42
+[topology]
+shape = "collapse"
+delay = "7ms"
+[defaults]
+duration = 9
+interval = 1
+[[run]]
+name = "voip"
+tunnel = { transport = "dccp-ccid3", queue = 1, lifetime_ms = 3600000 }
+flows = [ { name = "up", pair = 1, transport = "udp", rate = 62400, len = 78, count = 2 },
+          { name = "low", pair = 2, transport = "udp", rate = 5120, ramp = "5120,0.5", len = 78 },
+          { name = "t", pair = 2 } ]
+"""
+
+
+class Tunnel(unittest.TestCase):
+    """Tunnelled UDP flows, rising rates, header bytes and the
+    per-sink metrics of the middleware paper."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+        self.exp = E.load(write(self.d, "t.toml", TUNNEL))
+
+    def test_spec(self):
+        run = self.exp["runs"][0]
+        self.assertEqual(run["tunnel"], {"transport": "dccp-ccid3",
+                                         "queue": 1, "lifetime_ms": 3600000})
+        up1, low, tcp = run["flows"][0], run["flows"][2], run["flows"][3]
+        # UDP flows go through the tunnel, others directly.
+        self.assertTrue(E._tunnelled(run, up1))
+        self.assertFalse(E._tunnelled(run, tcp))
+        self.assertEqual(E._client_args(low, self.exp, "127.0.0.1")[-4:],
+                         ["-l", "78", "-R", "5120,0.5"])
+        # A UDP receiver waits out silences as long as its flow.
+        self.assertEqual(E._server_args(low, self.exp, 5303, "/r")[-2:],
+                         ["-I", "9"])
+        for bad in ('transport = "udp"', "queue = 0", 'queue = "1"',
+                    "lifetime_ms = 0", "mtu = 5"):
+            with self.subTest(bad):
+                self.assertRaises(E.SpecError, E.load, write(
+                    self.d, "b.toml", TUNNEL.replace(
+                        'transport = "dccp-ccid3", queue = 1', bad)))
+        self.assertRaises(E.SpecError, E.load, write(
+            self.d, "b.toml", TUNNEL.replace("rate = 5120, ", "")))
+        ok = E.load(write(self.d, "m.toml", TUNNEL.replace(
+            '"dccp-ccid3"', '"multfrc:0.5"')))
+        self.assertEqual(ok["runs"][0]["tunnel"]["transport"], "multfrc:0.5")
+
+    def test_tunnel_commands(self):
+        run = self.exp["runs"][0]
+
+        class Topo:
+            def addr(self, node):
+                return {"d1": "10.0.4.2", "d2": "10.0.5.2"}[node]
+        client, server = E._tunnel_args(run, run["flows"][2], 2, Topo(),
+                                        "/r")
+        self.assertEqual(client[1:], [
+            "tunnel", "client", "--peer", "10.0.5.2:6303",
+            "--udp", "127.0.0.1:7303", "--to", "127.0.0.1:5303",
+            "--transport", "dccp-ccid3", "--queue", "1",
+            "--stats", "/r/low.tun-client.json", "--lifetime", "3600000"])
+        self.assertEqual(server[1:], [
+            "tunnel", "server", "--listen", "6303",
+            "--transport", "dccp-ccid3", "--to", "127.0.0.1:5303",
+            "--stats", "/r/low.tun-server.json"])
+
+    def test_sink_metrics(self):
+        run = self.exp["runs"][0]
+        d = os.path.join(self.d, "voip")
+        os.makedirs(d)
+        with open(os.path.join(d, "run.json"), "w") as f:
+            json.dump({"run": run, "t0": 100.0, "kernel": "k",
+                       "failed": [], "topology": {"info": {}}}, f)
+
+        def rcv(per_s, pkts, owd, lost=0):
+            # per_s bytes and pkts datagrams a second for 9 s.
+            return report(100.0, [{"start": float(i), "seconds": 1.0,
+                                   "bytes": b, "packets": p}
+                                  for i, (b, p) in enumerate(
+                                      zip(per_s, pkts))],
+                          packets=sum(pkts), lost=lost,
+                          mean_one_way_delay=owd)
+        # up1: 100 datagrams of 78 B a second, 1 ms; up2 the same but
+        # nothing in its last 3 s, 3 ms; low: 10 a second, a peak of 30
+        # at 4 s, 5 s, 10 lost.
+        reps = {
+            "up1.rcv": rcv([7800] * 9, [100] * 9, 0.001),
+            "up2.rcv": rcv([7800] * 6 + [0] * 3, [100] * 6 + [0] * 3,
+                           0.003),
+            "low.rcv": rcv([780] * 4 + [2340] + [780] * 4,
+                           [10] * 4 + [30] + [10] * 4, 5.0, lost=10),
+            "t.rcv": report(100.0, [{"start": float(i), "seconds": 1.0,
+                                     "bytes": 1000} for i in range(9)]),
+            "low.tun-client": {"from_app": {"datagrams": 200, "bytes": 1},
+                               "dropped_queue_full": {"datagrams": 30},
+                               "dropped_expired": {"datagrams": 20},
+                               "to_tunnel": {"datagrams": 150}},
+            "low.tun-server": {"delivered": {"datagrams": 110}},
+        }
+        for name, rep in reps.items():
+            with open(os.path.join(d, name + ".json"), "w") as f:
+                json.dump(rep, f)
+        with open(os.path.join(self.d, "experiment.json"), "w") as f:
+            json.dump(self.exp, f)
+        E.analyze(self.d)
+        with open(os.path.join(self.d, "metrics.json")) as f:
+            res = json.load(f)["runs"]["voip"]
+        m, fl = res["run"], res["flows"]
+        # 120 B a datagram on the wire: 96 kbit/s; up2 2/3 of it.
+        self.assertAlmostEqual(fl["up1"]["throughput_kbps"], 96.0)
+        self.assertAlmostEqual(fl["up2"]["throughput_kbps"], 64.0)
+        self.assertAlmostEqual(fl["t"]["throughput_kbps"], 8.0)
+        self.assertAlmostEqual(m["d1_kbps"], 160.0)
+        self.assertAlmostEqual(m["d1_delay_s"], (900 * 0.001 + 600 * 0.003)
+                               / 1500)
+        self.assertAlmostEqual(m["d1_peak_kbps"], 192.0)
+        # The last third (6 s to 9 s): up1 alone.
+        self.assertAlmostEqual(m["d1_end_kbps"], 96.0)
+        # d2: low (9.6 kbit/s, 28.8 at 4 s) and t (8 kbit/s, no headers).
+        self.assertAlmostEqual(m["d2_peak_kbps"], 36.8)
+        self.assertEqual(m["d2_peak_s"], 4.0)
+        self.assertAlmostEqual(m["d2_delay_s"], 5.0)
+        self.assertAlmostEqual(m["d2_loss_pct"], 100 * 10 / 120)
+        self.assertAlmostEqual(m["end_kbps"], 96.0 + 17.6)
+        # The tunnel dropped 50 of the 200 datagrams it was given.
+        self.assertAlmostEqual(fl["low"]["tunnel_drop_pct"], 25.0)
+        self.assertEqual(fl["low"]["tunnel_delivered"], 110)
+        self.assertNotIn("tunnel_drop_pct", fl["up1"])
+        # A bound on a ratio of two metrics.
+        self.exp["check"] = [{"run": "voip", "metric": "d1_end_kbps",
+                              "over": {"run": "voip",
+                                       "metric": "d1_peak_kbps"},
+                              "max": 0.4}]
+        with open(os.path.join(self.d, "experiment.json"), "w") as f:
+            json.dump(self.exp, f)
+        _, checks = E.analyze(self.d)
+        self.assertEqual([ok for ok, _ in checks], [False])
+        self.assertIn("voip d1_end_kbps / voip d1_peak_kbps = 0.5",
+                      checks[0][1])
 
 
 if __name__ == "__main__":
