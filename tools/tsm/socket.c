@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <linux/dccp.h>
@@ -157,11 +158,21 @@ static int tune_after(int fd, const struct tsm_choice *ch,
 	return 0;
 }
 
-/* Tries each address; 'server' binds and listens, else connects. */
+enum open_mode {
+	OPEN_CONNECT,
+	OPEN_LISTEN,
+	OPEN_CONNECT_NB,	/* non-blocking, first address only */
+};
+
+/*
+ * Tries each address: listens, connects, or starts a non-blocking connect
+ * (whose tuning after the handshake is left to tsm_connect_finish()).
+ */
 static int open_one(const char *host, const char *port,
-		    const struct tsm_choice *ch, bool server,
+		    const struct tsm_choice *ch, enum open_mode mode,
 		    struct tsm_error *err)
 {
+	bool server = mode == OPEN_LISTEN;
 	struct addrinfo hints = { .ai_family = AF_UNSPEC }, *res, *ai;
 	int fd = -1, type, proto, ret, one = 1;
 
@@ -197,6 +208,14 @@ static int open_one(const char *host, const char *port,
 			    listen(fd, 16))
 				ret = tsm_err(err, errno, "bind/listen: %s",
 					      strerror(errno));
+		} else if (!ret && mode == OPEN_CONNECT_NB) {
+			if (fcntl(fd, F_SETFL, O_NONBLOCK) ||
+			    (connect(fd, ai->ai_addr, ai->ai_addrlen) &&
+			     errno != EINPROGRESS))
+				ret = tsm_err(err, errno, "connect: %s",
+					      strerror(errno));
+			else
+				break;
 		} else if (!ret) {
 			if (connect(fd, ai->ai_addr, ai->ai_addrlen))
 				ret = tsm_err(err, errno, "connect: %s",
@@ -216,13 +235,32 @@ static int open_one(const char *host, const char *port,
 int tsm_connect(const char *host, const char *port,
 		const struct tsm_choice *ch, struct tsm_error *err)
 {
-	return open_one(host, port, ch, false, err);
+	return open_one(host, port, ch, OPEN_CONNECT, err);
+}
+
+int tsm_connect_start(const char *host, const char *port,
+		      const struct tsm_choice *ch, struct tsm_error *err)
+{
+	return open_one(host, port, ch, OPEN_CONNECT_NB, err);
+}
+
+int tsm_connect_finish(int fd, const struct tsm_choice *ch,
+		       struct tsm_error *err)
+{
+	socklen_t len = sizeof(int);
+	int e = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len))
+		e = errno;
+	if (e)
+		return tsm_err(err, e, "connect: %s", strerror(e));
+	return tune_after(fd, ch, err);
 }
 
 int tsm_listen(const char *host, const char *port,
 	       const struct tsm_choice *ch, struct tsm_error *err)
 {
-	return open_one(host, port, ch, true, err);
+	return open_one(host, port, ch, OPEN_LISTEN, err);
 }
 
 int tsm_accept(int lfd, const struct tsm_choice *ch, struct tsm_error *err)
@@ -241,7 +279,7 @@ int tsm_accept(int lfd, const struct tsm_choice *ch, struct tsm_error *err)
 }
 
 static ssize_t send_section(int fd, const struct tsm_choice *ch,
-			    const void *buf, size_t len)
+			    const void *buf, size_t len, int flags)
 {
 	char cbuf[CMSG_SPACE(sizeof(uint64_t))] = { 0 };
 	struct iovec iov = { (void *)buf, len };
@@ -256,7 +294,15 @@ static ssize_t send_section(int fd, const struct tsm_choice *ch,
 	cm->cmsg_type = TL_DEADLINE;
 	cm->cmsg_len = CMSG_LEN(sizeof(dl));
 	memcpy(CMSG_DATA(cm), &dl, sizeof(dl));
-	return sendmsg(fd, &msg, MSG_TL);
+	return sendmsg(fd, &msg, MSG_TL | flags);
+}
+
+ssize_t tsm_send_once(int fd, const struct tsm_choice *ch, const void *buf,
+		      size_t len, int flags)
+{
+	if (ch->transport == TSM_TLTCP && ch->deadline_ns)
+		return send_section(fd, ch, buf, len, flags | MSG_NOSIGNAL);
+	return send(fd, buf, len, flags | MSG_NOSIGNAL);
 }
 
 ssize_t tsm_send(int fd, const struct tsm_choice *ch, const void *buf,
@@ -269,7 +315,7 @@ ssize_t tsm_send(int fd, const struct tsm_choice *ch, const void *buf,
 	while (done < len) {
 		if (ch->transport == TSM_TLTCP && ch->deadline_ns)
 			/* One section: abandoned whole after its lifetime. */
-			n = send_section(fd, ch, buf, len);
+			n = send_section(fd, ch, buf, len, 0);
 		else
 			n = send(fd, (const char *)buf + done, len - done,
 				 MSG_NOSIGNAL);
