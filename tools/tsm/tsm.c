@@ -6,6 +6,7 @@
  *   tsm probe [--kv]
  *   tsm send HOST PORT [requirements] [-n BYTES] [-l LEN]
  *   tsm recv PORT [requirements] [-b ADDR]
+ *   tsm tunnel client|server|cleanup ...   (tunnel.c)
  *   tsm run [--policy FILE] [--assume SPEC] [TCP requirements] -- PROGRAM...
  *
  * select prints the choice and why, opening nothing; probe what the kernel
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "tsm.h"
+#include "tunnel.h"
 
 struct opts {
 	struct tsm_req req;
@@ -43,6 +45,7 @@ static void usage(FILE *f)
 		"       tsm probe [--kv]\n"
 		"       tsm send HOST PORT [requirements] [-n BYTES] [-l LEN]\n"
 		"       tsm recv PORT [requirements] [-b ADDR]\n"
+		"       tsm tunnel client|server|cleanup ... (tsm tunnel --help)\n"
 		"       tsm run [--policy FILE] [--assume SPEC] [--capacityProfile P]\n"
 		"               [--weight N] [--path-delay MS] -- PROGRAM [ARGS]\n"
 		"requirements (RFC 9622 names):\n"
@@ -495,6 +498,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(cmd, "tunnel"))
+		return tsm_tunnel_main(argc - 1, argv + 1);
 	/* getopt's messages name the program by argv[0]: "tsm select". */
 	argv[1] = "tsm";
 	parse(argc - 1, argv + 1, &o, !strcmp(cmd, "run"));
