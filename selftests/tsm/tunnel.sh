@@ -1,0 +1,281 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# tsm tunnel (Documentation/tsm.rst, "Tunnel"): an unmodified UDP
+# application's datagrams over DCCP CCID 3 between two hosts of a dumbbell.
+#  - bad arguments: exit 2 and a message naming the problem;
+#  - unshaped path (IPv4 and IPv6): every datagram arrives intact, in order,
+#    and every echoed reply comes back to the application;
+#  - offered 2.5 times a 1 Mbit/s bottleneck: the tunnel drops and counts
+#    (received = sent + dropped + queued), delivers near the bottleneck's
+#    rate, and the one-way delay stays bounded;
+#  - the server killed and restarted, then the client: traffic resumes, the
+#    server keeps no descriptor of the dead connection;
+#  - --redirect-port: the application sends to the real destination, nft
+#    redirects it into the tunnel, the replies come back from the real
+#    destination; the table is gone after SIGTERM, and after tsm tunnel
+#    cleanup following SIGKILL.
+. "$(dirname "$0")/../lib.sh"
+
+TSM=$REPO/tools/tsm/tsm
+APP=$SELFTESTS_DIR/tsm/udp_app.py
+[ -x "$TSM" ] || skip "tools/tsm not built (make tools)"
+require_cmd nft
+require_module dccp_ipv4 dccp_ipv6
+
+# jf FILE EXPR: EXPR (Python, over the JSON object d) of a JSON file.
+jf() {
+	"$PYTHON" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null
+}
+
+# bad_args WANT ARGS...: tsm tunnel ARGS exits 2 and says WANT.
+bad_args() {
+	local want=$1 out rc
+	shift
+	out=$("$TSM" tunnel "$@" 2>&1)
+	rc=$?
+	[ "$rc" = 2 ] && grep -qF -- "$want" <<< "$out" && return 0
+	log "exit $rc: $out"
+	return 1
+}
+
+# wait_json FILE EXPR: up to 6 s for EXPR to hold in FILE (a stats file).
+wait_json() {
+	local i
+	for i in $(seq 60); do
+		[ "$(jf "$1" "$2")" = True ] && return 0
+		sleep 0.1
+	done
+	log "$1: $2 never held"; sed 's/^/#   /' "$1" 2>/dev/null
+	return 1
+}
+
+# nsbg NODE COMMAND...: COMMAND in NODE's namespace, in the background;
+# $! is COMMAND's own pid (ip netns exec execs it), so kill reaches it.
+nsbg() {
+	local ns=NS_$1
+	shift
+	ip netns exec "${!ns}" "$@" &
+}
+
+# The kernel's CCID 3 receiver logs "BUG: please report to
+# dccp@vger.kernel.org ... tfrc_rx_hist_sample_rtt()" (a DCCP_BUG
+# diagnostic, see selftests/experiments/dcp.sh), which fails a guest run:
+# CCID 2 by default here, TUNNEL_TRANSPORT=dccp-ccid3 by hand.
+TRANSPORT=${TUNNEL_TRANSPORT:-dccp-ccid2}
+log "transport $TRANSPORT"
+
+# fds PID: open descriptors of a process.
+fds() { ls /proc/"$1"/fd | wc -l; }
+
+check "no --peer" bad_args "--peer HOST:PORT is required" \
+	client --udp 7001 --to 10.0.0.1:9
+check "port out of range" bad_args "the port must be 1 to 65535" \
+	client --peer h:1 --udp 70000 --to 10.0.0.1:9
+check "peer without port" bad_args "is not HOST:PORT" \
+	client --peer host --udp 1 --to 10.0.0.1:9
+check "IPv6 without brackets" bad_args "brackets" \
+	client --peer ::1:5000 --udp 1 --to 10.0.0.1:9
+check "unknown transport" bad_args "unknown transport 'quic'" \
+	server --listen 7000 --transport quic
+check "queue 0" bad_args "--queue: '0' is not a number from 1" \
+	server --listen 7000 --queue 0
+check "client option to the server" bad_args "--udp is a client option" \
+	server --listen 7000 --udp 1
+check "unknown command" bad_args "unknown command 'frob'" frob
+
+# start_pair TAG NS_PORT SERVER_ARGS -- CLIENT_ARGS: a server on d1 and a
+# client on s1, stats in $TMPD/TAG.{srv,cli}.json; SRV and CLI their pids.
+start_pair() {
+	local tag=$1 port=$2 sargs=() cargs=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
+	shift
+	cargs=("$@")
+	nsbg d1 "$TSM" tunnel server --listen "$port" --interval 0.2 \
+		--transport "$TRANSPORT" \
+		--stats "$TMPD/$tag.srv.json" "${sargs[@]}" \
+		> "$TMPD/$tag.srv.out" 2> "$TMPD/$tag.srv.err"
+	SRV=$!
+	wait_listen d1 "$port" dccp || return 1
+	nsbg s1 "$TSM" tunnel client --interval 0.2 \
+		--transport "$TRANSPORT" \
+		--stats "$TMPD/$tag.cli.json" "${cargs[@]}" \
+		> "$TMPD/$tag.cli.out" 2> "$TMPD/$tag.cli.err"
+	CLI=$!
+	wait_json "$TMPD/$tag.cli.json" "d['connected']"
+}
+
+# stop_pair TAG: SIGTERM both; their final statistics are on stdout.
+stop_pair() {
+	kill -TERM "$CLI" "$SRV" 2>/dev/null
+	wait "$CLI" "$SRV" 2>/dev/null
+	tail -n 1 "$TMPD/$1.cli.out" > "$TMPD/$1.cli.final"
+	tail -n 1 "$TMPD/$1.srv.out" > "$TMPD/$1.srv.final"
+	sed 's/^/#   client: /' "$TMPD/$1.cli.err"
+	sed 's/^/#   server: /' "$TMPD/$1.srv.err"
+}
+
+# intact TAG N: the sink got datagrams 0..N-1, undamaged, in order.
+intact() {
+	local f=$TMPD/$1.sink
+	[ "$(jf "$f" "(d['count'], d['damaged'], d['reordered'], d['seqs'] == list(range($2)))")" \
+		= "($2, 0, 0, True)" ] && return 0
+	log "sink: $(jf "$f" "(d['count'], d['damaged'], d['reordered'], d['first'], d['last'])")"
+	return 1
+}
+
+# --- unshaped: intact, in order, replies ------------------------------------
+topo_up dumbbell --rate 1gbit --delay 1ms --queue 1000
+
+run_intact() { # TAG FAMILY PEER UDP TO SINK_ADDR SINK_PORT N
+	local tag=$1 fam=$2 n=$8
+	nsbg d1 "$PYTHON" "$APP" sink "$6" "$7" --out "$TMPD/$tag.sink" \
+		--idle 1 --echo
+	local sink=$!
+	start_pair "$tag" 7000 -- --peer "$3" --udp "$4" --to "$5" --queue 16 ||
+		{ check "$tag: tunnel up" false; kill $sink; return; }
+	nsx s1 "$PYTHON" "$APP" send "${4%:*}" "${4##*:}" --rate 200 \
+		--size 200 --count "$n" --connect --linger 0.5 \
+		--replies "$TMPD/$tag.rep"
+	wait $sink
+	stop_pair "$tag"
+	check "$tag: $n datagrams intact, in order" intact "$tag" "$n"
+	check "$tag: $n replies back to the application" \
+		test "$(jf "$TMPD/$tag.rep" "d['replies']")" = "$n"
+	check "$tag: counted: from_app = to_tunnel = delivered = $n" test \
+		"$(jf "$TMPD/$tag.cli.final" "d['from_app']['datagrams'], d['to_tunnel']['datagrams']")/$(jf "$TMPD/$tag.srv.final" "d['delivered']['datagrams']")" \
+		= "($n, $n)/$n"
+}
+run_intact ipv4 4 "$IP4_d1:7000" 127.0.0.1:7001 127.0.0.1:9000 127.0.0.1 9000 300
+run_intact ipv6 6 "[$IP6_d1]:7000" "[::1]:7001" "[::1]:9000" ::1 9000 100
+topo_down
+
+# --- overload: 2.5 x a 1 Mbit/s bottleneck ---------------------------------
+topo_up dumbbell --rate 1mbit --delay 10ms --queue 20
+nsbg d1 "$PYTHON" "$APP" sink 127.0.0.1 9100 --out "$TMPD/ol.sink" --idle 1
+sink=$!
+if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
+	--to 127.0.0.1:9100; then
+	# 1000-byte datagrams at 312/s: 2.5 Mbit/s for 6 s
+	nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7101 --rate 312 --size 1000 \
+		--count 1872
+	wait $sink
+	stop_pair ol
+	c=$TMPD/ol.cli.final
+	rate=$(jf "$TMPD/ol.sink" "sum(d['per_s'].get(str(s), 0) for s in (2, 3, 4)) * 8 / 3")
+	got=$(jf "$TMPD/ol.sink" "d['count']")
+	p95=$(jf "$TMPD/ol.sink" "sorted(d['delays_ms'][len(d['delays_ms']) // 5:])[int(0.95 * len(d['delays_ms'][len(d['delays_ms']) // 5:]))]")
+	last=$(jf "$TMPD/ol.sink" "sum(d['delays_ms'][-50:]) / 50")
+	log "offered 1872 x 1000 B at 2.5 Mbit/s: $(jf "$c" "d['from_app']['datagrams'], d['to_tunnel']['datagrams'], d['dropped_queue_full']['datagrams'], d['queued']") (from_app, to_tunnel, dropped_queue_full, queued); $got delivered"
+	log "delivered $rate bit/s in seconds 2-4; one-way delay p95 $p95 ms, last 50 mean $last ms"
+	check "overload: received = sent + dropped + queued" test "$(jf "$c" "d['from_app']['datagrams'] == d['to_tunnel']['datagrams'] + d['dropped_queue_full']['datagrams'] + d['dropped_disconnected']['datagrams'] + d['dropped_expired']['datagrams'] + d['dropped_other']['datagrams'] + d['queued']")" = True
+	check "overload: all 1872 received by the client" test "$(jf "$c" "d['from_app']['datagrams']")" = 1872
+	check "overload: at least 40 % dropped at the tunnel (queue full)" test "$(jf "$c" "d['dropped_queue_full']['datagrams'] >= 0.4 * 1872")" = True
+	check "overload: the server delivered what the sink got" test "$(jf "$TMPD/ol.srv.final" "d['delivered']['datagrams']")" = "$got"
+	check "overload: delivered rate 0.5-1.0 Mbit/s (bottleneck 1)" awk -v r="$rate" 'BEGIN { exit !(r >= 500000 && r <= 1000000) }'
+	# An unbounded queue would hold 1.5 s of data per second of overload.
+	check "overload: one-way delay p95 <= 400 ms" at_most "$p95" 400
+	check "overload: delay at the end <= 400 ms (not growing)" at_most "$last" 400
+else
+	check "overload: tunnel up" false
+	kill $sink
+fi
+
+# --- restarts ----------------------------------------------------------------
+nsbg d1 "$PYTHON" "$APP" sink 127.0.0.1 9200 --out "$TMPD/rs.sink" --idle 3
+sink=$!
+if start_pair rs 7200 -- --peer "$IP4_d1:7200" --udp 127.0.0.1:7201 \
+	--to 127.0.0.1:9200; then
+	# 100 x 120 B per second for 8 s
+	nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7201 --rate 100 --size 120 \
+		--count 800 &
+	app=$!
+	sleep 1
+	kill -KILL "$SRV"
+	sleep 1
+	nsbg d1 "$TSM" tunnel server --listen 7200 --interval 0.2 \
+		--transport "$TRANSPORT" \
+		--stats "$TMPD/rs.srv.json" > "$TMPD/rs.srv.out" \
+		2> "$TMPD/rs.srv.err"
+	SRV=$!
+	check "restart: the client reconnects to the new server" \
+		wait_json "$TMPD/rs.cli.json" "d['reconnects'] >= 1 and d['connected']"
+	check "restart: datagrams while disconnected dropped and counted" \
+		wait_json "$TMPD/rs.cli.json" "d['dropped_disconnected']['datagrams'] > 0"
+	sleep 0.5
+	fd_before=$(fds "$SRV")
+	kill -KILL "$CLI"
+	check "restart: the server sees the client go" \
+		wait_json "$TMPD/rs.srv.json" "d['connections'] == 0 and d['flows'] == 0"
+	nsbg s1 "$TSM" tunnel client --interval 0.2 --stats "$TMPD/rs.cli.json" \
+		--transport "$TRANSPORT" \
+		--peer "$IP4_d1:7200" --udp 127.0.0.1:7201 --to 127.0.0.1:9200 \
+		> "$TMPD/rs.cli.out" 2> "$TMPD/rs.cli.err"
+	CLI=$!
+	check "restart: the new client connects" \
+		wait_json "$TMPD/rs.cli.json" "d['connected'] and d['to_tunnel']['datagrams'] > 0"
+	sleep 0.5
+	fd_after=$(fds "$SRV")
+	check "restart: no descriptor leaked ($fd_before before, $fd_after after)" \
+		test "$fd_before" = "$fd_after"
+	wait $app
+	wait $sink
+	stop_pair rs
+	log "sink got $(jf "$TMPD/rs.sink" "d['count']") of 800, last $(jf "$TMPD/rs.sink" "d['last']")"
+	check "restart: traffic resumes after both restarts" \
+		test "$(jf "$TMPD/rs.sink" "d['last'] >= 780 and d['reordered'] == 0 and d['damaged'] == 0")" = True
+	check "restart: the new server delivered what it got" \
+		test "$(jf "$TMPD/rs.srv.final" "d['delivered']['datagrams'] == d['from_tunnel']['datagrams'] > 0")" = True
+else
+	check "restart: tunnel up" false
+	kill $sink
+fi
+
+# --- transparent redirection ------------------------------------------------
+nsbg d1 "$PYTHON" "$APP" sink "$IP4_d1" 9300 --out "$TMPD/rd.sink" --idle 1 \
+	--echo
+sink=$!
+if start_pair rd 7300 -- --peer "$IP4_d1:7300" --udp 7301 \
+	--to "$IP4_d1:9300" --redirect-port 9300 --queue 4; then
+	check "redirect: table inet tsm_tunnel_9300 installed" \
+		nsx s1 nft list table inet tsm_tunnel_9300
+	# The application sends to the real destination and accepts replies
+	# only from there (a connected socket).
+	nsx s1 "$PYTHON" "$APP" send "$IP4_d1" 9300 --rate 100 --size 120 \
+		--count 50 --connect --linger 0.5 --replies "$TMPD/rd.rep"
+	wait $sink
+	stop_pair rd
+	check "redirect: the application's 50 datagrams went through the tunnel" \
+		test "$(jf "$TMPD/rd.cli.final" "d['from_app']['datagrams']")" = 50
+	check "redirect: 50 datagrams intact, in order" intact rd 50
+	check "redirect: 50 replies, from the real destination" \
+		test "$(jf "$TMPD/rd.rep" "d['replies']")" = 50
+	check "redirect: table gone after SIGTERM" \
+		eval '! nsx s1 nft list table inet tsm_tunnel_9300 >/dev/null 2>&1'
+	check "redirect: final statistics printed at SIGTERM" \
+		test "$(jf "$TMPD/rd.cli.final" "d['final']")" = True
+else
+	check "redirect: tunnel up" false
+	kill $sink
+fi
+nsbg s1 "$TSM" tunnel client --peer "$IP4_d1:7300" --udp 7301 \
+	--transport "$TRANSPORT" \
+	--to "$IP4_d1:9300" --redirect-port 9300 > /dev/null 2>&1
+CLI=$!
+for i in $(seq 50); do
+	nsx s1 nft list table inet tsm_tunnel_9300 >/dev/null 2>&1 && break
+	sleep 0.1
+done
+kill -KILL $CLI
+wait $CLI 2>/dev/null
+check "redirect: the table outlives SIGKILL" \
+	nsx s1 nft list table inet tsm_tunnel_9300
+out=$(nsx s1 "$TSM" tunnel cleanup 2>&1)
+log "cleanup: $out"
+check "redirect: tsm tunnel cleanup removes it" \
+	eval '! nsx s1 nft list table inet tsm_tunnel_9300 >/dev/null 2>&1 &&
+	      grep -q "removed table inet tsm_tunnel_9300" <<< "$out"'
+
+finish

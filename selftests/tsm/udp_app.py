@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""An unmodified UDP application for tunnel.sh: a constant-rate sender and
+a sink that checks what arrives.
+
+  udp_app.py send HOST PORT --rate PPS --size BYTES --count N [--first S]
+                  [--bind ADDR:PORT] [--connect] [--replies FILE]
+  udp_app.py sink ADDR PORT --out FILE [--idle S] [--echo]
+
+Each datagram is its sequence number, the sender's CLOCK_MONOTONIC in ns
+(the guest's network namespaces share one clock) and a filler computed
+from the sequence number, so the sink can tell intact from damaged.  The
+sink writes a JSON summary when nothing arrived for --idle seconds (or on
+SIGTERM): count, bytes, damaged, reordered, first and last sequence
+numbers, one-way delays and the received bytes per second.  --echo sends
+each datagram back to its source.  --connect makes the sender connect its
+socket, so it accepts replies only from HOST:PORT (as a real application
+would: a redirected reply must come from the original destination);
+--replies counts them into FILE.
+"""
+import argparse
+import json
+import signal
+import socket
+import struct
+import sys
+import time
+
+HDR = struct.Struct("!QQ")
+PATTERN = bytes(i % 251 for i in range(251 + 65536))
+
+
+def filler(seq, n):
+    return PATTERN[seq % 251:seq % 251 + n]
+
+
+def payload(seq, size):
+    return HDR.pack(seq, time.monotonic_ns()) + filler(seq, size - HDR.size)
+
+
+def family(host):
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def send(a):
+    s = socket.socket(family(a.host), socket.SOCK_DGRAM)
+    if a.bind:
+        host, port = a.bind.rsplit(":", 1)
+        s.bind((host.strip("[]"), int(port)))
+    dst = (a.host, a.port)
+    if a.connect:
+        s.connect(dst)
+    s.setblocking(False)
+    replies = 0
+    t0 = time.monotonic() + a.first
+    for seq in range(a.first_seq, a.first_seq + a.count):
+        at = t0 + (seq - a.first_seq) / a.rate
+        while True:
+            now = time.monotonic()
+            if now >= at:
+                break
+            time.sleep(min(at - now, 0.002))
+        try:
+            if a.connect:
+                s.send(payload(seq, a.size))
+            else:
+                s.sendto(payload(seq, a.size), dst)
+        except OSError:
+            pass
+        try:
+            while True:
+                s.recv(65536)
+                replies += 1
+        except OSError:
+            pass
+    end = time.monotonic() + a.linger
+    while time.monotonic() < end:
+        try:
+            s.recv(65536)
+            replies += 1
+        except OSError:
+            time.sleep(0.01)
+    if a.replies:
+        with open(a.replies, "w") as f:
+            json.dump({"replies": replies}, f)
+
+
+def sink(a):
+    s = socket.socket(family(a.addr), socket.SOCK_DGRAM)
+    s.bind((a.addr, a.port))
+    s.settimeout(0.2)
+    st = {"count": 0, "bytes": 0, "damaged": 0, "reordered": 0,
+          "first": None, "last": None, "delays_ms": [], "per_s": {},
+          "seqs": []}
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    last_rx = time.monotonic()
+    t_first = None
+    while not stop:
+        try:
+            d, src = s.recvfrom(65536)
+        except socket.timeout:
+            if st["count"] and time.monotonic() - last_rx > a.idle:
+                break
+            continue
+        now = time.monotonic_ns()
+        last_rx = now / 1e9
+        if a.echo:
+            s.sendto(d, src)
+        st["count"] += 1
+        st["bytes"] += len(d)
+        if len(d) < HDR.size:
+            st["damaged"] += 1
+            continue
+        seq, ts = HDR.unpack_from(d)
+        if d[HDR.size:] != filler(seq, len(d) - HDR.size):
+            st["damaged"] += 1
+        if st["last"] is not None and seq <= st["last"]:
+            st["reordered"] += 1
+        if st["first"] is None:
+            st["first"] = seq
+        st["last"] = seq
+        st["seqs"].append(seq)
+        st["delays_ms"].append(round((now - ts) / 1e6, 3))
+        t_first = t_first or now
+        sec = str(int((now - t_first) / 1e9))
+        st["per_s"][sec] = st["per_s"].get(sec, 0) + len(d)
+    with open(a.out, "w") as f:
+        json.dump(st, f)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("send")
+    s.add_argument("host", type=lambda h: h.strip("[]"))
+    s.add_argument("port", type=int)
+    s.add_argument("--rate", type=float, default=100)
+    s.add_argument("--size", type=int, default=120)
+    s.add_argument("--count", type=int, default=100)
+    s.add_argument("--first", type=float, default=0)
+    s.add_argument("--first-seq", type=int, default=0)
+    s.add_argument("--bind")
+    s.add_argument("--connect", action="store_true")
+    s.add_argument("--replies")
+    s.add_argument("--linger", type=float, default=0)
+    k = sub.add_parser("sink")
+    k.add_argument("addr")
+    k.add_argument("port", type=int)
+    k.add_argument("--out", required=True)
+    k.add_argument("--idle", type=float, default=2)
+    k.add_argument("--echo", action="store_true")
+    a = p.parse_args()
+    if a.cmd == "send" and a.size < HDR.size:
+        sys.exit("--size: at least %d" % HDR.size)
+    send(a) if a.cmd == "send" else sink(a)
+
+
+if __name__ == "__main__":
+    main()
