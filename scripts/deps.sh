@@ -42,7 +42,7 @@ BASE_PKGS=(
 	build-essential bc bison flex libelf-dev
 	qemu-system-x86 busybox-static kmod
 	linux-source-6.1 xz-utils
-	iproute2 iputils-ping ethtool iperf3 bpftrace tcpdump procps psmisc
+	iproute2 iputils-ping ethtool iperf3 bpftrace tcpdump procps psmisc nftables
 	python3 python3-pip python3-matplotlib
 )
 
