@@ -5,4 +5,4 @@
 # throughput at the sinks over RED and, each through a DCCP CCID 3 tunnel,
 # do not; 3 + 3 VoIP flows: the lower branch's full queue delays it by
 # about 4.8 s, and through one-packet tunnels the sinks get more.
-exec "$(dirname "$0")/run_short.sh" tsm dccp_ipv4
+exec "$(dirname "$0")/run_short.sh" tsm dccp_ipv4 dccp_ipv6
