@@ -33,7 +33,8 @@
  *    consecutive loss events.  The last 8, weighted 1, 1, 1, 1, 0.8, 0.6,
  *    0.4, 0.2, and the open interval give p = 1 / I_mean with RFC 5348's
  *    rule (the open interval counts when that lowers p); j is averaged with
- *    the same weights.
+ *    the same weights and, as in the paper's Algorithm 1, is at most
+ *    ceil(n): one loss event cannot hit more flows than there are.
  *
  *  Slow start: until the first loss event the rate doubles once per RTT,
  *    at most to twice the receive rate, from RFC 5348's initial window
@@ -282,6 +283,11 @@ static void multfrc_loss_rate(const struct sock *sk, const struct multfrc *ca,
 	*p = (u32)min_t(u64, div64_u64(wtot << 32, tot0), U32_MAX);
 	*p = max(*p, 1U);
 	*j_milli = (u32)max_t(u64, div64_u64(jtot * 1000, wtot), 1000);
+	/* At most ceil(n) of the n flows can be hit (the paper's first line
+	 * of Algorithm 1): a burst of losses, as at the end of slow start,
+	 * is not more than n flows losing at once.
+	 */
+	*j_milli = min(*j_milli, DIV_ROUND_UP(ca->n_milli, 1000) * 1000);
 }
 
 /* Two rate-RTTs of window: pacing, not cwnd, limits sending. */
