@@ -8,7 +8,8 @@
 # losses, so on average it is at most the loss rate; but it is 1 over a
 # weighted mean of the last 8 loss intervals, each geometric, and its mean
 # over a 15 s run still varies by ~20 % (measured up to 1.20 % at 1 %
-# loss): the bound allows 1.5 times the loss rate.
+# loss): the bound allows 1.5 times the loss rate.  RATE_LOSS chooses the
+# loss rates in percent (default "1 5").
 . "$(dirname "$0")/../lib.sh"
 
 [ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
@@ -17,7 +18,7 @@ TRACE="$PYTHON $REPO/scripts/multfrc_trace.py"
 trap '$TRACE stop 2>/dev/null; cleanup' EXIT
 echo 1 > /sys/module/tcp_multfrc/parameters/n
 
-for loss in 1 5; do
+for loss in ${RATE_LOSS:-1 5}; do
 	topo_up dumbbell --rate 20mbit --delay 25ms --queue bdp --loss $loss
 	for n in 1 2; do
 		echo $n > /sys/module/tcp_multfrc/parameters/n
