@@ -447,11 +447,15 @@ def run_one(exp, run, out, status):
             if rc != 0:
                 failed.append(f"{f['name']} sender exit {rc}")
         # A TCP receiver ends when the sender's last bytes arrive, which
-        # may take a while on a slow path; what arrives after the flow's
-        # stop does not count, so stop it (it still writes its report).
+        # may take a while on a slow path, a UDP one when its END
+        # datagrams do (a full queue may drop them); what arrives after
+        # the flow's stop does not count, so stop it (it still writes its
+        # report).  The receivers share one 10 s grace period: twenty of
+        # them waiting in turn would add minutes to a run.
+        grace = time.time() + 10
         for f, s in zip(run["flows"], procs):
             try:
-                s.wait(timeout=10)
+                s.wait(timeout=max(0.1, grace - time.time()))
             except subprocess.TimeoutExpired:
                 s.terminate()
                 try:
