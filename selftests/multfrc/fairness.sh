@@ -24,6 +24,9 @@
 # serves the three cases: building a namespace per flow costs more under
 # TCG than the flows themselves.
 #
+# make check shares the cases between its kernels: n = 1 and 4 on the
+# first, n = 2 on the others (scripts/check.sh).
+#
 # Environment: FAIRNESS_N (default "1 2 4"), FAIRNESS_SECS (40),
 # FAIRNESS_SKIP (15), FAIRNESS_RATE (bit/s, 10000000), FAIRNESS_DELAY
 # (one way, 25ms), FAIRNESS_QUEUE (packets or bdp), FAIRNESS_QDISC
