@@ -21,7 +21,7 @@
 # flowgen is user space over the kernel's TCP, DCCP and SCTP, and the
 # streaming example uses only what selftests/tltcp checks on every kernel),
 # ENV_FIRST and ENV_LATER (the environment of the first and of the other
-# kernels' selftests; defaults "FAIRNESS_N='1 4'" and "FAIRNESS_N=2
+# kernels' selftests; defaults "FAIRNESS_N=1,4" and "FAIRNESS_N=2
 # RATE_LOSS=5": MulTFRC's fairness cases, 50 s each, are shared between
 # the kernels, and the later ones run its rate control against the
 # equation for one loss rate: what depends on the kernel's version is how
@@ -92,7 +92,7 @@ show_results() {
 
 all_targets=$(make -s --no-print-directory -C selftests print-targets)
 targets=${TARGETS:-$(echo " $all_targets " | sed 's/ experiments / /')}
-guest_env=${ENV_FIRST-FAIRNESS_N='1 4'}
+guest_env=${ENV_FIRST-FAIRNESS_N=1,4}
 for k in $kernels; do
 	tap=$out/selftests-$k.tap
 	if ! rel=$(scripts/kver.sh "$k"); then

@@ -27,7 +27,8 @@
 # make check shares the cases between its kernels: n = 1 and 4 on the
 # first, n = 2 on the others (scripts/check.sh).
 #
-# Environment: FAIRNESS_N (default "1 2 4"), FAIRNESS_SECS (40),
+# Environment: FAIRNESS_N (the values of n, separated by spaces or
+# commas; default "1 2 4"), FAIRNESS_SECS (40),
 # FAIRNESS_SKIP (15), FAIRNESS_RATE (bit/s, 10000000), FAIRNESS_DELAY
 # (one way, 25ms), FAIRNESS_QUEUE (packets or bdp), FAIRNESS_QDISC
 # (droptail or red); FAIRNESS_TRACE=DIR keeps each case's MulTFRC
@@ -62,7 +63,8 @@ flow() {
 	PIDS+=($!)
 }
 
-for n in ${FAIRNESS_N:-1 2 4}; do
+cases=${FAIRNESS_N:-1 2 4}
+for n in ${cases//,/ }; do
 	echo "$n" > $PARAM_N
 	PIDS=()
 	if [ -n "${FAIRNESS_TRACE:-}" ]; then
