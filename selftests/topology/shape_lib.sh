@@ -34,17 +34,29 @@ rtt_expected() {
 		END { printf "%.6f", t }'
 }
 
-# check_rtt FROM TO EXPECTED_S: both address families within 5 %.
+# The emulated guest's own time for an echo across the namespaces: under
+# TCG pings measured 1.8 to 2.3 ms above the configured RTT on paths of
+# 40 to 604 ms (2026-11), which at 40 ms is the whole of a 5 % bound.
+EMU_RTT_S=0.0025
+
+# rtt_ok GOT WANT: GOT within 5 % of WANT, plus the emulation's time above.
+rtt_ok() {
+	awk -v g="$1" -v w="$2" -v e="$EMU_RTT_S" \
+		'BEGIN { exit !(g >= w * 0.95 && g <= w * 1.05 + e) }'
+}
+
+# check_rtt FROM TO EXPECTED_S: both address families within 5 % (and the
+# emulation's 2.5 ms above).
 check_rtt() {
 	local from=$1 to=$2 want=$3 ip4=IP4_$2 ip6=IP6_$2 got
 	got=$(ping_rtt "$from" "${!ip4}")
 	log "$from -> $to IPv4 RTT ${got}s, configured ${want}s"
-	check "$from -> $to IPv4 ping RTT within 5% of ${want}s" \
-		within "${got:-0}" "$want" 5
+	check "$from -> $to IPv4 ping RTT within 5% (+${EMU_RTT_S}s) of ${want}s" \
+		rtt_ok "${got:-0}" "$want"
 	got=$(ping_rtt "$from" "${!ip6}")
 	log "$from -> $to IPv6 RTT ${got}s, configured ${want}s"
-	check "$from -> $to IPv6 ping RTT within 5% of ${want}s" \
-		within "${got:-0}" "$want" 5
+	check "$from -> $to IPv6 ping RTT within 5% (+${EMU_RTT_S}s) of ${want}s" \
+		rtt_ok "${got:-0}" "$want"
 }
 
 # check_tcp SENDER RECEIVER RATE SECONDS SKIP: one TCP flow's goodput at the
