@@ -20,12 +20,10 @@
 # project's library over the same qdiscs and take 5 of CI's 25 minutes,
 # flowgen is user space over the kernel's TCP, DCCP and SCTP, and the
 # streaming example uses only what selftests/tltcp checks on every kernel),
-# ENV_FIRST and ENV_LATER (the environment of the first and of the other
-# kernels' selftests; defaults "FAIRNESS_N=1,4" and "FAIRNESS_N=2
-# RATE_LOSS=5": MulTFRC's fairness cases, 50 s each, are shared between
-# the kernels, and the later ones run its rate control against the
-# equation for one loss rate: what depends on the kernel's version is how
-# .cong_control is called).
+# ENV_LATER (the environment of the other kernels' selftests, default
+# "RATE_LOSS=5": MulTFRC's rate control against the equation for one loss
+# rate, since what depends on the kernel's version is how .cong_control
+# is called; the first kernel runs both).
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -92,7 +90,7 @@ show_results() {
 
 all_targets=$(make -s --no-print-directory -C selftests print-targets)
 targets=${TARGETS:-$(echo " $all_targets " | sed 's/ experiments / /')}
-guest_env=${ENV_FIRST-FAIRNESS_N=1,4}
+guest_env=
 for k in $kernels; do
 	tap=$out/selftests-$k.tap
 	if ! rel=$(scripts/kver.sh "$k"); then
@@ -114,7 +112,7 @@ for k in $kernels; do
 	fi
 	grep '^vm: ' "$out/vm-$k.log" >&2
 	targets=${TARGETS_LATER:-reno_tw multfrc tltcp}
-	guest_env=${ENV_LATER-FAIRNESS_N=2 RATE_LOSS=5}
+	guest_env=${ENV_LATER-RATE_LOSS=5}
 done
 
 echo "# $(date +%T) done in $(( $(date +%s) - start ))s" >&2
