@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "tsm.h"
 #include "tunnel.h"
 
@@ -58,36 +59,11 @@ static void usage(FILE *f)
 		"  --min-rate BITS   --max-rate BITS (k, M, G suffixes)\n");
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("tsm: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
 static void __attribute__((noreturn)) fail(const struct tsm_error *err)
 {
 	fprintf(stderr, "tsm: %s (%s)\n", err->msg,
 		strerrorname_np(err->code) ?: "?");
 	exit(1);
-}
-
-static long long integer(const char *opt, const char *s)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (end == s || *end || errno)
-		bad_usage("%s: '%s' is not a whole number", opt, s);
-	return v;
 }
 
 static uint64_t rate(const char *opt, const char *s)
@@ -98,7 +74,7 @@ static uint64_t rate(const char *opt, const char *s)
 	errno = 0;
 	v = strtod(s, &end);
 	if (end == s || errno)
-		bad_usage("%s: '%s' is not a rate", opt, s);
+		cli_usage_error("%s: '%s' is not a rate", opt, s);
 	if (*end == 'k' || *end == 'K')
 		mul = 1e3;
 	else if (*end == 'M')
@@ -108,7 +84,7 @@ static uint64_t rate(const char *opt, const char *s)
 	if (mul != 1)
 		end++;
 	if (*end || v < 0)
-		bad_usage("%s: '%s' is not a rate in bit/s", opt, s);
+		cli_usage_error("%s: '%s' is not a rate in bit/s", opt, s);
 	return v * mul;
 }
 
@@ -139,7 +115,7 @@ static const struct option longopts[] = {
 static void pref(const char *opt, const char *s, enum tsm_pref *p)
 {
 	if (tsm_parse_pref(s, p))
-		bad_usage("%s: '%s' is not require, prefer, noPreference, avoid or prohibit",
+		cli_usage_error("%s: '%s' is not require, prefer, noPreference, avoid or prohibit",
 			  opt, s);
 }
 
@@ -157,7 +133,7 @@ static void parse(int argc, char **argv, struct opts *o, bool in_order)
 		switch (c) {
 		case O_REL:
 			if (tsm_parse_reliability(optarg, &o->req.reliability))
-				bad_usage("--reliability: '%s' is not full, partial or none",
+				cli_usage_error("--reliability: '%s' is not full, partial or none",
 					  optarg);
 			break;
 		case O_BOUND:
@@ -172,23 +148,23 @@ static void parse(int argc, char **argv, struct opts *o, bool in_order)
 			     &o->req.per_msg_reliability);
 			break;
 		case O_LIFE:
-			o->req.msg_lifetime_ms = integer("--msgLifetime",
+			o->req.msg_lifetime_ms = cli_integer("--msgLifetime",
 							 optarg);
 			break;
 		case O_PROF:
 			if (tsm_parse_profile(optarg, &o->req.profile))
-				bad_usage("--capacityProfile: unknown profile '%s'",
+				cli_usage_error("--capacityProfile: unknown profile '%s'",
 					  optarg);
 			break;
 		case O_WEIGHT:
 			errno = 0;
 			o->req.weight = strtod(optarg, &end);
 			if (end == optarg || *end || errno)
-				bad_usage("--weight: '%s' is not a number",
+				cli_usage_error("--weight: '%s' is not a number",
 					  optarg);
 			break;
 		case O_DELAY:
-			o->req.path_delay_ms = integer("--path-delay", optarg);
+			o->req.path_delay_ms = cli_integer("--path-delay", optarg);
 			break;
 		case O_MINR:
 			o->req.min_rate = rate("--min-rate", optarg);
@@ -206,14 +182,14 @@ static void parse(int argc, char **argv, struct opts *o, bool in_order)
 			o->kv = true;
 			break;
 		case 'n':
-			o->bytes = integer("-n", optarg);
+			o->bytes = cli_integer("-n", optarg);
 			if (o->bytes < 0)
-				bad_usage("-n: negative");
+				cli_usage_error("-n: negative");
 			break;
 		case 'l':
-			o->msg_len = integer("-l", optarg);
+			o->msg_len = cli_integer("-l", optarg);
 			if (o->msg_len < 1 || o->msg_len > 65536)
-				bad_usage("-l: %ld outside 1..65536",
+				cli_usage_error("-l: %ld outside 1..65536",
 					  o->msg_len);
 			break;
 		case 'b':
@@ -352,7 +328,7 @@ static int cmd_send(const struct opts *o, const char *host, const char *port)
 		fail(&err);
 	buf = calloc(1, o->msg_len);
 	if (!buf)
-		bad_usage("out of memory");
+		cli_usage_error("out of memory");
 	for (;;) {
 		if (o->bytes < 0) {
 			n = read(0, buf, o->msg_len);
@@ -434,7 +410,7 @@ static int cmd_run(const struct opts *o, char **argv)
 	if (o->req.reliability != def.reliability || o->req.msg_lifetime_ms ||
 	    o->req.preserve_msg_boundaries || o->req.preserve_order ||
 	    o->req.per_msg_reliability || o->req.min_rate || o->req.max_rate)
-		bad_usage("run: a TCP application takes only --capacityProfile, --weight and --path-delay");
+		cli_usage_error("run: a TCP application takes only --capacityProfile, --weight and --path-delay");
 	if (o->policy)
 		setenv("TSM_POLICY", o->policy, 1);
 	if (o->assume)
@@ -467,13 +443,13 @@ static int cmd_run(const struct opts *o, char **argv)
 	} else {
 		n = readlink("/proc/self/exe", lib, sizeof(lib) - 32);
 		if (n < 0)
-			bad_usage("run: /proc/self/exe: %s", strerror(errno));
+			cli_usage_error("run: /proc/self/exe: %s", strerror(errno));
 		lib[n] = '\0';
 		slash = strrchr(lib, '/');
 		strcpy(slash ? slash + 1 : lib, "libtsm_preload.so");
 	}
 	if (access(lib, R_OK))
-		bad_usage("run: %s: %s", lib, strerror(errno));
+		cli_usage_error("run: %s: %s", lib, strerror(errno));
 	old = getenv("LD_PRELOAD");
 	snprintf(buf, sizeof(buf), "%s%s%s", lib, old && *old ? " " : "",
 		 old ? old : "");

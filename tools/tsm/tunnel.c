@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "internal.h"
 #include "tunnel.h"
 
@@ -71,19 +72,6 @@ static uint64_t now_ms(void)
 	return t.tv_sec * 1000ull + t.tv_nsec / 1000000;
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("tsm tunnel: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
 static void __attribute__((format(printf, 2, 3)))
 logmsg(const struct cfg *cfg, const char *fmt, ...)
 {
@@ -122,12 +110,12 @@ static void hostport(const char *opt, const char *s, bool need_host,
 	if (s[0] == '[') {
 		colon = strchr(s, ']');
 		if (!colon || colon[1] != ':')
-			usage_error("%s: '%s' is not [ADDRESS]:PORT", opt, s);
+			cli_usage_error("%s: '%s' is not [ADDRESS]:PORT", opt, s);
 		*host = strndup(s + 1, colon - s - 1);
 		p = colon + 2;
 	} else if ((colon = strrchr(s, ':'))) {
 		if (strchr(s, ':') != colon)
-			usage_error("%s: '%s': an IPv6 address goes in brackets, [ADDRESS]:PORT",
+			cli_usage_error("%s: '%s': an IPv6 address goes in brackets, [ADDRESS]:PORT",
 				    opt, s);
 		if (colon != s)
 			*host = strndup(s, colon - s);
@@ -136,25 +124,12 @@ static void hostport(const char *opt, const char *s, bool need_host,
 		p = s;
 	}
 	if (need_host && (!*host || !**host))
-		usage_error("%s: '%s' is not HOST:PORT", opt, s);
+		cli_usage_error("%s: '%s' is not HOST:PORT", opt, s);
 	errno = 0;
 	v = strtol(p, &end, 10);
 	if (end == p || *end || errno || v < 1 || v > 65535)
-		usage_error("%s: '%s': the port must be 1 to 65535", opt, s);
+		cli_usage_error("%s: '%s': the port must be 1 to 65535", opt, s);
 	*port = strdup(p);
-}
-
-static double number(const char *opt, const char *s, double lo, double hi)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end || errno || isnan(v) || v < lo || v > hi)
-		usage_error("%s: '%s' is not a number from %g to %g", opt, s,
-			    lo, hi);
-	return v;
 }
 
 enum {
@@ -206,12 +181,12 @@ static void parse(int argc, char **argv, struct cfg *cfg, const char *sub)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", tunnel_opts, NULL)) != -1) {
 		if (cleanup && c != O_RPORT && c != 'h')
-			usage_error("cleanup takes only --redirect-port");
+			cli_usage_error("cleanup takes only --redirect-port");
 		if (!client && (c == O_PEER || c == O_UDP || c == O_RUID ||
 				c == O_RCG || (c == O_RPORT && !cleanup)))
-			usage_error("--%s is a client option", opt_name(c));
+			cli_usage_error("--%s is a client option", opt_name(c));
 		if (client && c == O_LISTEN)
-			usage_error("--listen is a server option (the client has --udp)");
+			cli_usage_error("--listen is a server option (the client has --udp)");
 		switch (c) {
 		case O_PEER:
 			hostport("--peer", optarg, true, &cfg->peer_host,
@@ -233,24 +208,24 @@ static void parse(int argc, char **argv, struct cfg *cfg, const char *sub)
 			cfg->transport = optarg;
 			break;
 		case O_QUEUE:
-			cfg->queue = number("--queue", optarg, 1, 100000);
+			cfg->queue = cli_number("--queue", optarg, 1, 100000);
 			if (cfg->queue != atof(optarg))
-				usage_error("--queue: '%s' is not a whole number",
+				cli_usage_error("--queue: '%s' is not a whole number",
 					    optarg);
 			break;
 		case O_LIFE:
-			cfg->lifetime_ms = number("--lifetime", optarg, 1,
+			cfg->lifetime_ms = cli_number("--lifetime", optarg, 1,
 						  3600000);
 			break;
 		case O_RPORT:
-			cfg->redir.port = number("--redirect-port", optarg, 1,
+			cfg->redir.port = cli_number("--redirect-port", optarg, 1,
 						 65535);
 			if (cfg->redir.port != atof(optarg))
-				usage_error("--redirect-port: '%s' is not a port",
+				cli_usage_error("--redirect-port: '%s' is not a port",
 					    optarg);
 			break;
 		case O_RUID:
-			cfg->redir.uid = number("--redirect-uid", optarg, 0,
+			cfg->redir.uid = cli_number("--redirect-uid", optarg, 0,
 						4294967294.0);
 			break;
 		case O_RCG:
@@ -260,14 +235,14 @@ static void parse(int argc, char **argv, struct cfg *cfg, const char *sub)
 			cfg->stats_path = optarg;
 			break;
 		case O_INTERVAL:
-			cfg->interval = number("--interval", optarg, 0.01,
+			cfg->interval = cli_number("--interval", optarg, 0.01,
 					       86400);
 			break;
 		case O_IDLE:
-			cfg->idle = number("--idle", optarg, 0.1, 86400);
+			cfg->idle = cli_number("--idle", optarg, 0.1, 86400);
 			break;
 		case O_FLOWS:
-			cfg->max_flows = number("--max-flows", optarg, 1,
+			cfg->max_flows = cli_number("--max-flows", optarg, 1,
 						65536);
 			break;
 		case 'h':
@@ -279,19 +254,19 @@ static void parse(int argc, char **argv, struct cfg *cfg, const char *sub)
 		}
 	}
 	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (cleanup)
 		return;
 	if (client && !cfg->peer_host)
-		usage_error("client: --peer HOST:PORT is required");
+		cli_usage_error("client: --peer HOST:PORT is required");
 	if (client && !cfg->udp_port)
-		usage_error("client: --udp [ADDR:]PORT is required");
+		cli_usage_error("client: --udp [ADDR:]PORT is required");
 	if (client && !cfg->to_host)
-		usage_error("client: --to HOST:PORT is required (where the datagrams go)");
+		cli_usage_error("client: --to HOST:PORT is required (where the datagrams go)");
 	if (!client && !cfg->listen_port)
-		usage_error("server: --listen [ADDR:]PORT is required");
+		cli_usage_error("server: --listen [ADDR:]PORT is required");
 	if ((cfg->redir.uid >= 0 || cfg->redir.cgroup) && !cfg->redir.port)
-		usage_error("--redirect-uid and --redirect-cgroup need --redirect-port");
+		cli_usage_error("--redirect-uid and --redirect-cgroup need --redirect-port");
 	if (tun_transport_parse(cfg->transport,
 				cfg->lifetime_ms * 1000000, &cfg->tp, &err)) {
 		fprintf(stderr, "tsm tunnel: --transport: %s\n", err.msg);
@@ -1259,6 +1234,7 @@ int tsm_tunnel_main(int argc, char **argv)
 	struct cfg cfg = { 0 };
 	const char *sub = argc > 1 ? argv[1] : "";
 
+	cli_prog = "tsm tunnel";
 	if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) {
 		usage(stdout);
 		return 0;
