@@ -9,4 +9,4 @@
 # "BUG: please report to dccp@vger.kernel.org ... tfrc_rx_hist_sample_rtt()"
 # (a DCCP_BUG diagnostic, no oops), which fails a guest run.  Run it by
 # hand: make vm CMD='selftests/experiments/dcp.sh'
-exec "$(dirname "$0")/run_short.sh" dcp dccp_ipv4
+exec "$(dirname "$0")/run_short.sh" dcp dccp_ipv4 dccp_ipv6
