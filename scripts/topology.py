@@ -13,7 +13,12 @@ loss rate.  The shaping follows Documentation/testing.rst:
 so the queue that fills is the one configured, delay never sits in front of
 a rate limiter, and nothing is queued on a sender's own egress except the
 link's real bottleneck.  GSO, TSO and GRO are off on every interface so that
-queue limits count real MTU-sized packets.
+queue limits count real MTU-sized packets.  Receive packet steering is on
+for every interface, over all CPUs: a veth hands a packet to the backlog
+of the CPU that sent it, so without steering two CPUs forward one flow's
+packets side by side and reorder them (by up to six packets in a 10 Mbit/s
+DCCP flow, which TFRC's receiver takes for losses); steering by flow hash
+keeps each flow on one CPU and in order.
 
 Every node gets IPv4 and IPv6 addresses on each link (10.<L/256>.<L%256>.N/24
 and fd00::<L>:N/64 for link L) and static routes along shortest paths;
@@ -44,6 +49,18 @@ MTU = 1500
 # Bytes on the wire that HTB accounts for one full-sized packet.
 WIRE_PKT = MTU + 14
 NETEM_LIMIT = 100000
+
+
+def cpu_mask(ncpus=None):
+    """All CPUs as a sysfs CPU mask: hex, in comma-separated 32-bit groups
+    ("3" for two CPUs, "ffffffff,ffffffff" for 64)."""
+    n = ncpus or os.cpu_count() or 1
+    digits = f"{(1 << n) - 1:x}"
+    groups = []
+    while digits:
+        groups.insert(0, digits[-8:])
+        digits = digits[:-8]
+    return ",".join(groups)
 
 
 # ---------------------------------------------------------------- units --
@@ -404,7 +421,11 @@ class Topology:
                 self._nsrun(n, f"ip addr add {l.addr(n, 4)}/24 dev {dev}")
                 self._nsrun(n, f"ip -6 addr add {l.addr(n, 6)}/112 dev "
                             f"{dev} nodad")
-                self._nsrun(n, f"ethtool -K {dev} gso off tso off gro off")
+                # One process for both: under emulation each one costs.
+                self._nsrun(n, f"sh -c 'ethtool -K {dev} gso off tso off "
+                            f"gro off && for q in /sys/class/net/{dev}/"
+                            f"queues/rx-*/rps_cpus; do echo {cpu_mask()} "
+                            f"> $q || exit 1; done'")
                 self._nsrun(n, f"ip link set {dev} mtu {MTU} up")
         self._flush()
         for l in self.links:

@@ -31,6 +31,14 @@ class Units(unittest.TestCase):
     def test_goodput(self):
         self.assertAlmostEqual(T.tcp_goodput(1514 * 8), 1448 * 8)
 
+    def test_cpu_mask(self):
+        self.assertEqual(T.cpu_mask(1), "1")
+        self.assertEqual(T.cpu_mask(2), "3")
+        self.assertEqual(T.cpu_mask(12), "fff")
+        self.assertEqual(T.cpu_mask(32), "ffffffff")
+        self.assertEqual(T.cpu_mask(36), "f,ffffffff")
+        self.assertEqual(T.cpu_mask(64), "ffffffff,ffffffff")
+
 
 class Shapes(unittest.TestCase):
     def test_dumbbell_nodes_rtt_queue(self):
@@ -102,6 +110,15 @@ class Commands(unittest.TestCase):
                       "loss random 1%", cmds)
         self.assertIn("gso off tso off gro off", cmds)
         self.assertIn("nodad", cmds)
+
+    def test_steering_on_every_interface(self):
+        # Both ends of each of the dumbbell's three links: a flow stays on
+        # one CPU at every hop, so the emulation does not reorder it.
+        cmds = self.build(rate="10mbit", delay="25ms")
+        steer = [c for c in cmds if "rps_cpus" in c]
+        self.assertEqual(len(steer), 6)
+        self.assertTrue(all(f"echo {T.cpu_mask()} > $q" in c
+                            for c in steer))
 
     def test_set_loss(self):
         t = T.dumbbell(dry_run=True, rate="10mbit", delay="25ms", loss=1)
