@@ -9,6 +9,11 @@
   measure.py flowgen-rate FILE [--skip S] a flowgen receiver's goodput in
                                           bit/s over its whole intervals
                                           after the first S seconds
+  measure.py flowgen-rates FILE... [--skip S]
+                                          each flowgen receiver's goodput
+                                          in bit/s over the time all of
+                                          them were receiving, from S
+                                          seconds after the last one began
   measure.py ping-rtt FILE                average RTT in seconds
   measure.py qdisc FILE [--handle H]      "sent drops backlog_pkts" of one
                                           qdisc in 'tc -s qdisc show' output
@@ -73,6 +78,29 @@ def flowgen_rate(report, skip=0.0):
     return sum(iv["bytes"] for iv in ivs) * 8 / secs
 
 
+def flowgen_rates(reports, skip=0.0):
+    """Goodput of each flowgen report over one window of wall-clock time:
+    from skip seconds after the last flow began to the end of the first
+    that ended (the flows compete only while all of them run).  Each
+    flow's intervals that lie wholly inside the window count."""
+    data = [json.loads(r) if isinstance(r, str) else r for r in reports]
+    if not data:
+        raise ValueError("no flowgen reports")
+    lo = max(d["epoch"] for d in data) + skip
+    hi = min(d["epoch"] + d["summary"]["seconds"] for d in data)
+    rates = []
+    for d in data:
+        ivs = [iv for iv in d["intervals"]
+               if d["epoch"] + iv["start"] >= lo - 1e-6 and
+               d["epoch"] + iv["start"] + iv["seconds"] <= hi + 1e-6]
+        secs = sum(iv["seconds"] for iv in ivs)
+        if secs <= 0:
+            raise ValueError("the flows were not all receiving for a "
+                             "whole interval after the skipped part")
+        rates.append(sum(iv["bytes"] for iv in ivs) * 8 / secs)
+    return rates
+
+
 def ping_rtt(text):
     """Average RTT (seconds) from ping's summary line."""
     m = re.search(r"= [\d.]+/([\d.]+)/[\d.]+/[\d.]+ ms", text)
@@ -112,16 +140,23 @@ def qdisc_stats(text, handle=None):
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["iperf-rate", "iperf-loss",
-                                     "flowgen-rate", "ping-rtt", "qdisc",
-                                     "max-backlog"])
-    ap.add_argument("file")
+                                     "flowgen-rate", "flowgen-rates",
+                                     "ping-rtt", "qdisc", "max-backlog"])
+    ap.add_argument("file", nargs="+")
     ap.add_argument("--skip", type=float, default=0.0)
     ap.add_argument("--handle")
     args = ap.parse_args(argv)
-    with open(args.file) as f:
-        text = f.read()
+    texts = []
+    for name in args.file:
+        with open(name) as f:
+            texts.append(f.read())
+    if args.what != "flowgen-rates" and len(texts) != 1:
+        ap.error(f"{args.what} takes one file")
+    text = texts[0]
     try:
-        if args.what == "iperf-rate":
+        if args.what == "flowgen-rates":
+            print(*(f"{r:.0f}" for r in flowgen_rates(texts, args.skip)))
+        elif args.what == "iperf-rate":
             print(f"{iperf_rate(text, args.skip):.0f}")
         elif args.what == "flowgen-rate":
             print(f"{flowgen_rate(text, args.skip):.0f}")

@@ -56,6 +56,37 @@ class Flowgen(unittest.TestCase):
         self.assertRaises(ValueError, measure.flowgen_rate, rep, 3)
 
 
+def flowgen(epoch, seconds, rates):
+    return {"epoch": epoch, "summary": {"seconds": seconds},
+            "intervals": [{"start": i, "seconds": 1.0, "bytes": b}
+                          for i, b in enumerate(rates)]}
+
+
+class FlowgenCommonWindow(unittest.TestCase):
+    def test_only_while_all_run(self):
+        # a runs from 100 to 110, b from 102 to 113: with skip 1 the window
+        # is 103..110, a's intervals 3..9 and b's 1..7.
+        a = flowgen(100.0, 10.0, [1000 * i for i in range(10)])
+        b = flowgen(102.0, 11.0, [10] * 11)
+        ra, rb = measure.flowgen_rates([a, b], skip=1)
+        self.assertEqual(ra, sum(1000 * i for i in range(3, 10)) * 8 / 7)
+        self.assertEqual(rb, 80)
+
+    def test_offset_grids_keep_whole_intervals(self):
+        # b's grid is half a second off a's: its intervals that straddle
+        # the window's edges do not count.
+        a = flowgen(100.0, 5.0, [100] * 5)
+        b = flowgen(100.5, 5.0, [200] * 5)
+        ra, rb = measure.flowgen_rates([a, b])
+        self.assertEqual((ra, rb), (800, 1600))
+
+    def test_no_common_interval(self):
+        a = flowgen(100.0, 3.0, [1, 1, 1])
+        b = flowgen(103.0, 3.0, [1, 1, 1])
+        self.assertRaises(ValueError, measure.flowgen_rates, [a, b])
+        self.assertRaises(ValueError, measure.flowgen_rates, [])
+
+
 class Ping(unittest.TestCase):
     def test_average(self):
         out = ("5 packets transmitted, 5 received, 0% packet loss\n"
