@@ -150,11 +150,12 @@ run_intact() { # TAG FAMILY PEER UDP TO SINK_ADDR SINK_PORT N
 	start_pair "$tag" 7000 -- --peer "$3" --udp "$4" --to "$5" --queue 16 ||
 		{ check "$tag: tunnel up" false; kill $sink; return; }
 	nsx s1 "$PYTHON" "$APP" send "${4%:*}" "${4##*:}" --rate 200 \
-		--size 200 --count "$n" --connect --linger 0.5 \
+		--size 200 --count "$n" --connect --linger 5 \
 		--replies "$TMPD/$tag.rep"
 	wait $sink
 	stop_pair "$tag"
 	check "$tag: $n datagrams intact, in order" intact "$tag" "$n"
+	log "$tag: $(jf "$TMPD/$tag.rep" "d['replies']") replies of $n"
 	check "$tag: $n replies back to the application" \
 		test "$(jf "$TMPD/$tag.rep" "d['replies']")" = "$n"
 	check "$tag: counted: from_app = to_tunnel = delivered = $n" test \
@@ -257,12 +258,13 @@ if start_pair rd 7300 -- --peer "$IP4_d1:7300" --udp 7301 \
 	# The application sends to the real destination and accepts replies
 	# only from there (a connected socket).
 	nsx s1 "$PYTHON" "$APP" send "$IP4_d1" 9300 --rate 100 --size 120 \
-		--count 50 --connect --linger 0.5 --replies "$TMPD/rd.rep"
+		--count 50 --connect --linger 5 --replies "$TMPD/rd.rep"
 	wait $sink
 	stop_pair rd
 	check "redirect: the application's 50 datagrams went through the tunnel" \
 		test "$(jf "$TMPD/rd.cli.final" "d['from_app']['datagrams']")" = 50
 	check "redirect: 50 datagrams intact, in order" intact rd 50
+	log "redirect: $(jf "$TMPD/rd.rep" "d['replies']") replies of 50"
 	check "redirect: 50 replies, from the real destination" \
 		test "$(jf "$TMPD/rd.rep" "d['replies']")" = 50
 	check "redirect: table gone after SIGTERM" \

@@ -5,6 +5,7 @@ a sink that checks what arrives.
 
   udp_app.py send HOST PORT --rate PPS --size BYTES --count N [--first S]
                   [--bind ADDR:PORT] [--connect] [--replies FILE]
+                  [--linger S]
   udp_app.py sink ADDR PORT --out FILE [--idle S] [--echo]
 
 Each datagram is its sequence number, the sender's CLOCK_MONOTONIC in ns
@@ -16,7 +17,8 @@ numbers, one-way delays and the received bytes per second.  --echo sends
 each datagram back to its source.  --connect makes the sender connect its
 socket, so it accepts replies only from HOST:PORT (as a real application
 would: a redirected reply must come from the original destination);
---replies counts them into FILE.
+--replies counts them into FILE, waiting for them up to --linger seconds
+after the last datagram (less once each has had its reply).
 """
 import argparse
 import json
@@ -73,8 +75,10 @@ def send(a):
                 replies += 1
         except OSError:
             pass
+    # Wait for the replies still on their way: at most --linger seconds,
+    # less once every datagram has had its reply.
     end = time.monotonic() + a.linger
-    while time.monotonic() < end:
+    while time.monotonic() < end and replies < a.count:
         try:
             s.recv(65536)
             replies += 1
