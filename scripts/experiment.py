@@ -24,7 +24,11 @@ format.  This program has two halves:
 
 Runs whose module settings agree may share the guest at once (the
 experiment's `parallel`); runs with different settings of a module take
-turns, because module parameters are global.
+turns, because module parameters are global, and so does a run that
+records the tcp_probe tracepoint (tracing is global too).  A run repeated
+N times (`repeat`) runs N times in turn, into DIR/<run>/, DIR/<run>@2/,
+...; its metrics are the means over the repetitions, with 95 %
+confidence intervals.
 """
 
 import argparse
@@ -35,7 +39,9 @@ import glob
 import json
 import math
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -48,6 +54,7 @@ except ImportError:             # Python < 3.11
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import metrics                  # noqa: E402
+import tcp_probe                # noqa: E402
 import topology                 # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,10 +72,17 @@ TUNNEL_TRANSPORTS = ("dccp-ccid3", "dccp-ccid2", "tltcp", "multfrc")
 
 FLOW_KEYS = {"name", "pair", "transport", "cc", "ccid", "mss", "rate",
              "len", "start", "stop", "count", "lifetime_ms", "on_off",
-             "sections", "ahead", "window", "trace", "ramp"}
+             "sections", "ahead", "window", "trace", "ramp", "warmup"}
 RUN_KEYS = {"name", "vary", "group", "modules", "topology", "flows",
             "duration", "warmup", "reference", "about", "baseline",
-            "weight", "loss_steps", "equation", "tunnel"}
+            "weight", "loss_steps", "equation", "tunnel", "repeat",
+            "capture"}
+# What a run may record besides its flows' reports (capture = {...}).
+CAPTURE_KEYS = ("ss", "tcp_probe", "pcap")
+# Bytes of each packet the bottleneck's pcap keeps (the headers).
+PCAP_SNAPLEN = 128
+# ss's options per transport: the sockets a sender's ss samples show.
+SS_KIND = {"tcp": "t", "tltcp": "t", "dccp": "d"}
 # Transports over TCP: TCP options (-C, -M, -W) and TCP_INFO apply.
 TCP_LIKE = ("tcp", "tltcp")
 # One packet of the paper's sequence plots (kind "seq").
@@ -131,6 +145,11 @@ def load(name, short=False, duration=None):
     shortcfg = exp.get("short", {})
     if short and not shortcfg.get("runs"):
         raise SpecError(f"{exp['name']}: no short variant ([short] runs)")
+    # How often each run runs: the experiment's, the short variant's.
+    repeat = _check_repeat(exp.get("repeat", 1), "repeat")
+    if short:
+        repeat = _check_repeat(shortcfg.get("repeat", repeat),
+                               "[short] repeat")
     runs = []
     for spec in exp.get("run", []):
         unknown = set(spec) - RUN_KEYS
@@ -155,10 +174,16 @@ def load(name, short=False, duration=None):
             if short:
                 warmup = shortcfg.get("warmup", warmup)
             r["warmup"] = float(r.get("warmup", warmup))
+            r["repeat"] = _check_repeat(r.get("repeat", repeat),
+                                        f"run {r['name']}: repeat")
+            if "@" in str(r["name"]):
+                # <run>@2/ is the second repetition's directory.
+                raise SpecError(f"run {r['name']}: '@' in a run's name")
             r.setdefault("group", r["name"])
             r.setdefault("modules", {})
             _check_steps(r)
             _check_tunnel(r)
+            _check_capture(r, defaults)
             r["flows"] = [_flow(r, i, f, defaults)
                           for i, f in enumerate(_counted(r))]
             if not r["flows"]:
@@ -176,12 +201,84 @@ def load(name, short=False, duration=None):
     exp["interval"] = float(defaults.get("interval", 1.0))
     for r in runs:
         for f in r["flows"]:
-            if f["stop"] - f["start"] - r["warmup"] < 1:
+            if f["stop"] - f["start"] - _warmup(r, f) < 1:
                 raise SpecError(f"run {r['name']} flow {f['name']}: "
                                 "less than 1 s after the warm-up")
     exp["parallel"] = int(shortcfg.get("parallel", exp.get("parallel", 1))
                           if short else exp.get("parallel", 1))
     return exp
+
+
+def _number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _check_repeat(n, what):
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise SpecError(f"{what} {n!r}: a whole number >= 1")
+    return n
+
+
+def _repeat(run):
+    """How many times the run runs (1 in descriptions from before
+    repeat)."""
+    return int(run.get("repeat", 1))
+
+
+def _rep_dir(name, k):
+    """Repetition k's directory: the run's name for the first, so that
+    a repeated run's first results are where an unrepeated run's are."""
+    return name if k == 1 else f"{name}@{k}"
+
+
+def _warmup(run, flow):
+    """Seconds at the flow's start that its throughput leaves out: its
+    own warmup, else the run's."""
+    return float(flow.get("warmup", run.get("warmup", 0)))
+
+
+def _check_capture(run, defaults):
+    """capture = { ss = SECONDS, tcp_probe = true, pcap = true | SNAPLEN }
+    over [defaults] capture, key by key (false turns one off).  Keeps in
+    run["capture"] what is on: ss (seconds between samples), tcp_probe
+    (true), pcap (the snap length, PCAP_SNAPLEN for true); no key when
+    nothing is."""
+    tables = (("[defaults] capture", defaults.get("capture", {})),
+              (f"run {run['name']}: capture", run.get("capture", {})))
+    for where, t in tables:
+        if not isinstance(t, dict):
+            raise SpecError(f"{where} is a table of "
+                            f"{', '.join(CAPTURE_KEYS)}")
+        unknown = set(t) - set(CAPTURE_KEYS)
+        if unknown:
+            raise SpecError(f"{where}: unknown keys {sorted(unknown)} "
+                            f"({', '.join(CAPTURE_KEYS)})")
+    c = {**tables[0][1], **tables[1][1]}
+    what = f"run {run['name']}: capture"
+    out = {}
+    ss = c.get("ss", False)
+    if ss is not False:
+        if not _number(ss) or ss <= 0:
+            raise SpecError(f"{what} ss {ss!r}: seconds between samples "
+                            "> 0, or false")
+        out["ss"] = float(ss)
+    tp = c.get("tcp_probe", False)
+    if not isinstance(tp, bool):
+        raise SpecError(f"{what} tcp_probe {tp!r}: true or false")
+    if tp:
+        out["tcp_probe"] = True
+    pcap = c.get("pcap", False)
+    if pcap is True:
+        out["pcap"] = PCAP_SNAPLEN
+    elif pcap is not False:
+        if not isinstance(pcap, int) or isinstance(pcap, bool) or pcap < 1:
+            raise SpecError(f"{what} pcap {pcap!r}: true, false or a snap "
+                            "length in bytes >= 1")
+        out["pcap"] = pcap
+    if out:
+        run["capture"] = out
+    else:
+        run.pop("capture", None)
 
 
 def _check_steps(run):
@@ -269,6 +366,12 @@ def _flow(run, i, f, defaults):
     if flow["stop"] - flow["start"] < 1:
         raise SpecError(f"run {run['name']} flow {flow['name']}: "
                         "shorter than 1 s")
+    if "warmup" in flow:
+        w = flow["warmup"]
+        if not _number(w) or w < 0:
+            raise SpecError(f"run {run['name']} flow {flow['name']}: "
+                            f"warmup {w!r}: seconds >= 0")
+        flow["warmup"] = float(w)
     if "ramp" in flow and "rate" not in flow:
         raise SpecError(f"run {run['name']} flow {flow['name']}: ramp "
                         "raises a rate: give one")
@@ -386,9 +489,11 @@ def _wait_for(what, test, tries=100):
     raise RuntimeError(f"{what} did not start")
 
 
-def run_one(exp, run, out, status):
-    """Build the run's topology, run its flows, keep their reports."""
-    d = os.path.join(out, run["name"])
+def run_one(exp, run, out, status, rep=1):
+    """Build the run's topology, run its flows, keep their reports (and
+    what the run captures) in its repetition rep's directory."""
+    label = _rep_dir(run["name"], rep)
+    d = os.path.join(out, label)
     shutil.rmtree(d, ignore_errors=True)      # no stale report survives
     os.makedirs(d)
     topo_kw = dict(run["topology"])
@@ -405,7 +510,10 @@ def run_one(exp, run, out, status):
     t_up = time.time()
     with topo, contextlib.ExitStack() as files:
         files.callback(lambda: [f.close() for f in logs])
-        log(f"{run['name']}: topology up in {time.time() - t_up:.0f} s")
+        log(f"{label}: topology up in {time.time() - t_up:.0f} s")
+        # Captures stop on every way out of this block, before the
+        # topology goes (tcpdump fails when its interface disappears).
+        cap = _start_captures(run, topo, d, errlog, files)
         for i, f in enumerate(run["flows"]):
             port = BASE_PORT + i
             rcv = f"d{f['pair']}"
@@ -419,10 +527,11 @@ def run_one(exp, run, out, status):
                     break
                 time.sleep(0.1)
             else:
-                raise RuntimeError(f"{run['name']}/{f['name']}: "
+                raise RuntimeError(f"{label}/{f['name']}: "
                                    "receiver did not start")
         tunnels = _start_tunnels(run, topo, d, errlog)
         t0 = time.time()
+        cap["mark"](t0)
         clients = []
         for i, f in enumerate(run["flows"]):
             snd = f"s{f['pair']}"
@@ -435,7 +544,7 @@ def run_one(exp, run, out, status):
                    "-o", os.path.join(d, f"{f['name']}.snd.json")]
             clients.append(subprocess.Popen(
                 cmd, stderr=errlog(f"{f['name']}.snd.err")))
-        status[run["name"]] = t0
+        status[label] = t0
         steps = _loss_steps(run, topo, t0)
         failed = []
         for f, c in zip(run["flows"], clients):
@@ -462,12 +571,14 @@ def run_one(exp, run, out, status):
                     s.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     s.kill()
-            rep = os.path.join(d, f"{f['name']}.rcv.json")
-            if not os.path.exists(rep):
+            rep_path = os.path.join(d, f"{f['name']}.rcv.json")
+            if not os.path.exists(rep_path):
                 failed.append(f"{f['name']} receiver wrote no report "
                               f"(exit {s.returncode})")
         failed += _stop_tunnels(tunnels, d)
         steps["stop"]()
+        cap_failed, cap_info = cap["stop"](t0)
+        failed += cap_failed
         qdisc = subprocess.run(
             ["ip", "netns", "exec", topo.ns("r1"), "tc", "-s", "qdisc"],
             capture_output=True, text=True).stdout
@@ -475,17 +586,347 @@ def run_one(exp, run, out, status):
             fq.write(qdisc)
         info = {"run": run, "t0": t0, "topology": topo.to_dict(),
                 "kernel": os.uname().release, "failed": failed}
+        if _repeat(run) > 1:
+            info["repetition"] = rep
         if tunnels:
             info["tunnel_connect_s"] = {t["flow"]: t["connect_s"]
                                         for t in tunnels}
         if steps["done"]:
             info["loss_steps"] = steps["done"]
+        if cap_info:
+            info["capture"] = cap_info
         with open(os.path.join(d, "run.json"), "w") as fj:
             json.dump(info, fj, indent=1)
-    status.pop(run["name"], None)
+    status.pop(label, None)
     if failed:
-        log(f"{run['name']}: " + "; ".join(failed))
+        log(f"{label}: " + "; ".join(failed))
     return not failed
+
+
+# ---------------------------------------------------------- captures --
+
+def _in_ns(topo, node, args):
+    """A command line that runs args in node's network namespace."""
+    return ["ip", "netns", "exec", topo.ns(node), *args]
+
+
+def _once(fn):
+    """fn, called at most once: later calls return the first's result
+    (a capture's stop is called on the way through and again, to be
+    sure, on the way out)."""
+    done = []
+
+    def call(*args):
+        if not done:
+            done.append(fn(*args))
+        return done[0]
+    return call
+
+
+def _start_captures(run, topo, d, errlog, stack):
+    """Start what the run's capture asks for (_check_capture): the
+    bottleneck's pcap, the tcp_probe tracepoint, ss samples at the
+    senders.  Each one's stop goes on the ExitStack stack at once, so
+    that no capture outlives the run, whatever happens.  Returns
+    {"mark": mark(t0), "stop": stop(t0) -> ([what failed], {what the
+    captures report for run.json})}."""
+    cap = run.get("capture", {})
+    stops, marks = [], []
+    if "pcap" in cap:
+        stops.append(_start_pcap(topo, d, errlog, cap["pcap"], stack))
+    if cap.get("tcp_probe"):
+        mark, stop = _start_tcp_probe(run, d, stack)
+        marks.append(mark)
+        stops.append(stop)
+    if "ss" in cap:
+        stops.append(_start_ss(run, topo, d, cap["ss"], errlog,
+                               stack))
+
+    def stop_all(t0):
+        failed, info = [], {}
+        for stop in reversed(stops):
+            f, i = stop(t0)
+            failed += f
+            info.update(i)
+        return failed, info
+    return {"mark": lambda t0: [m(t0) for m in marks], "stop": stop_all}
+
+
+def _tcpdump_args(dev, snaplen, path):
+    """tcpdump on dev into path: snaplen bytes of each packet, each
+    written at once (-U: the file is whole whenever tcpdump stops), as
+    root (-Z: tcpdump otherwise becomes a user who cannot write path),
+    with a 4 MiB buffer against drops in a slow guest; every packet, as
+    tcpdump has no filter for DCCP."""
+    return ["tcpdump", "-i", dev, "-s", str(snaplen), "-U", "-Z", "root",
+            "-B", "4096", "-w", path]
+
+
+def _tcpdump_counts(text):
+    """tcpdump's closing statistics: {"captured", "received" (by the
+    filter), "dropped" (by the kernel)}, those it printed."""
+    out = {}
+    for key, words in (("captured", "packets captured"),
+                       ("received", "packets received by filter"),
+                       ("dropped", "packets dropped by kernel")):
+        m = re.search(r"(\d+) " + words, text)
+        if m:
+            out[key] = int(m.group(1))
+    return out
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _start_pcap(topo, d, errlog, snaplen, stack):
+    """tcpdump on the bottleneck's egress (the topology's "bottleneck",
+    node:interface; r1:to-r2 on a dumbbell) into d/bottleneck.pcap,
+    capturing when this returns.  Returns stop(t0): SIGTERM and wait."""
+    node, _, dev = topo.info.get("bottleneck", "").partition(":")
+    if not dev:
+        raise RuntimeError("pcap: the topology names no bottleneck")
+    path = os.path.join(d, "bottleneck.pcap")
+    err = os.path.join(d, "bottleneck.pcap.err")
+    p = subprocess.Popen(_in_ns(topo, node,
+                                _tcpdump_args(dev, snaplen, path)),
+                         stdout=subprocess.DEVNULL,
+                         stderr=errlog("bottleneck.pcap.err"))
+
+    def stop(t0=None):
+        # Under emulation tcpdump lags behind the link: let it write what
+        # the kernel already handed it (the file stops growing) before
+        # the signal, which would discard it.
+        size, still = -1, 0
+        for _ in range(40):
+            if p.poll() is not None:
+                break
+            now = os.path.getsize(path) if os.path.exists(path) else 0
+            still = still + 1 if now == size else 0
+            if still >= 2:
+                break
+            size = now
+            time.sleep(0.25)
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        failed = []
+        if p.returncode not in (0, -signal.SIGTERM) or \
+                not os.path.exists(path):
+            failed.append(f"pcap: tcpdump exit {p.returncode}")
+        return failed, {"pcap": _tcpdump_counts(_read(err))}
+    stop = _once(stop)
+    stack.callback(stop)
+
+    def capturing():
+        # It says "listening on" once it captures (or exits on an error).
+        return p.poll() is not None or "listening on" in _read(err)
+    _wait_for(f"tcpdump on {node}:{dev}", capturing, tries=300)
+    if p.poll() is not None:
+        raise RuntimeError(f"tcpdump on {node}:{dev} exited "
+                           f"{p.returncode}: {_read(err).strip()}")
+    return stop
+
+
+def _start_tcp_probe(run, d, stack):
+    """The tcp:tcp_probe tracepoint (scripts/tcp_probe.py) for the
+    run's sending sockets (destination ports BASE_PORT + i: an ACK's
+    view of cwnd, ssthresh, srtt), read from trace_pipe as it fills into
+    d/tcp_probe.txt, so that a long run loses nothing to the ring
+    buffer.  The tracefs is global: such runs run alone (_batches).
+    Returns (mark(t0): a trace_marker line "experiment t0 EPOCH" on the
+    trace's clock, stop(t0))."""
+    ev = threading.Event()
+    state = {}
+
+    def stop(t0=None):
+        try:
+            tcp_probe.stop()
+        except OSError as e:
+            log(f"tcp_probe: stopping: {e}")
+        ev.set()
+        if "thread" in state:
+            state["thread"].join()
+        return [], {}
+    stop = _once(stop)
+    stack.callback(stop)
+    tcp_probe.mount()
+    for path, value in (
+            ("tracing_on", "0"), ("trace", ""), ("buffer_size_kb", "16384"),
+            ("events/tcp/tcp_probe/filter",
+             f"dport >= {BASE_PORT} && dport < "
+             f"{BASE_PORT + len(run['flows'])}"),
+            ("events/tcp/tcp_probe/enable", "1"), ("tracing_on", "1")):
+        tcp_probe.tracing(path, value)
+    fd = os.open(os.path.join(tcp_probe.TRACEFS, "trace_pipe"),
+                 os.O_RDONLY | os.O_NONBLOCK)
+
+    def drain():
+        # Until stopped, then until the buffer is empty.
+        try:
+            with open(os.path.join(d, "tcp_probe.txt"), "wb") as f:
+                while True:
+                    try:
+                        data = os.read(fd, 1 << 16)
+                    except BlockingIOError:
+                        data = b""
+                    if data:
+                        f.write(data)
+                    elif ev.is_set():
+                        break
+                    else:
+                        ev.wait(0.2)
+        finally:
+            os.close(fd)
+    state["thread"] = threading.Thread(target=drain, daemon=True)
+    state["thread"].start()
+
+    def mark(t0):
+        try:
+            tcp_probe.tracing("trace_marker", f"experiment t0 {t0:.6f}")
+        except OSError as e:
+            log(f"tcp_probe: trace_marker: {e}")
+    return mark, stop
+
+
+def _ss_nodes(run):
+    """{sender node: ss's options} for the run's TCP, TLTCP and DCCP
+    flows: -tinH, -dinH or -tdinH."""
+    kinds = {}
+    for f in run["flows"]:
+        if f["transport"] in SS_KIND:
+            kinds.setdefault(f"s{f['pair']}", set()).add(
+                SS_KIND[f["transport"]])
+    return {n: "-" + "".join(k for k in "td" if k in ks) + "inH"
+            for n, ks in sorted(kinds.items())}
+
+
+def _start_ss(run, topo, d, every, errlog, stack):
+    """Every `every` seconds, ss at each sender node (_ss_nodes),
+    appended to d/<node>.ss.txt after a line "# EPOCH" (the middle of the
+    call); ss's errors go to d/<node>.ss.err.  A sample that takes longer
+    than `every` makes the next wait for its slot.  Returns stop(t0),
+    which writes d/ss.json (parse_ss)."""
+    nodes = _ss_nodes(run)
+    ev = threading.Event()
+    # Opened here, closed with the run's logs (after stop()).
+    outs = {n: errlog(f"{n}.ss.txt") for n in nodes}
+    errs = {n: errlog(f"{n}.ss.err") for n in nodes}
+
+    def sample():
+        start, k = time.time(), 0
+        while not ev.is_set():
+            for n, opts in nodes.items():
+                before = time.time()
+                try:
+                    got = subprocess.run(
+                        _in_ns(topo, n, ["ss", opts]),
+                        stdout=subprocess.PIPE, stderr=errs[n],
+                        text=True).stdout
+                except OSError as e:
+                    log(f"{run['name']}: ss at {n}: {e}; no more samples")
+                    return
+                outs[n].write(f"# {(before + time.time()) / 2:.6f}\n"
+                              + got)
+                outs[n].flush()
+            k = max(k + 1, math.floor((time.time() - start) / every) + 1)
+            ev.wait(max(0.0, start + k * every - time.time()))
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+
+    def stop(t0=None):
+        ev.set()
+        th.join()
+        if t0 is None:
+            return [], {}
+        ports = {BASE_PORT + i: f["name"]
+                 for i, f in enumerate(run["flows"])}
+        samples = {f["name"]: [] for f in run["flows"]
+                   if f["transport"] in SS_KIND}
+        for n in nodes:
+            for name, xs in parse_ss(_read(os.path.join(
+                    d, f"{n}.ss.txt")), t0, ports).items():
+                samples.setdefault(name, []).extend(xs)
+        with open(os.path.join(d, "ss.json"), "w") as f:
+            json.dump(samples, f)
+        return [], {"ss_samples": {k: len(v) for k, v in samples.items()}}
+    stop = _once(stop)
+    stack.callback(stop)
+    return stop
+
+
+# A rate as ss prints it: bit/s, numerically (-n) or with a prefix.
+SS_RATE = re.compile(r"(\d+(?:\.\d+)?)([KMGT]?)bps")
+SS_PREFIX = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+# An address:port column of ss's socket line.
+SS_ADDR = re.compile(r"\S+:(\d+)")
+
+
+def _ss_fields(words, sample):
+    """ss's tcp_info words into sample: cwnd, rtt_ms (the smoothed RTT),
+    pacing_rate_bps, delivery_rate_bps, retrans (segments retransmitted
+    in all, the second number of retrans:now/total)."""
+    for i, w in enumerate(words):
+        key, _, v = w.partition(":")
+        try:
+            if key == "cwnd" and v:
+                sample["cwnd"] = int(v)
+            elif key == "rtt" and v:
+                sample["rtt_ms"] = float(v.split("/")[0])
+            elif key == "retrans" and v:
+                sample["retrans"] = int(v.split("/")[-1])
+            elif w in ("pacing_rate", "delivery_rate") and \
+                    i + 1 < len(words):
+                m = SS_RATE.fullmatch(words[i + 1])
+                if m:
+                    sample[f"{w}_bps"] = round(
+                        float(m.group(1)) * SS_PREFIX[m.group(2)])
+        except ValueError:
+            continue
+
+
+def parse_ss(text, t0, ports):
+    """ss -tinH (or -dinH, -tdinH, one line per socket with -O) samples,
+    each after a line "# EPOCH": {flow: [{"t": seconds after t0, "cwnd",
+    "rtt_ms", "pacing_rate_bps", "delivery_rate_bps", "retrans"}]} for
+    the sockets whose peer port ports ({port: flow}) names; a key only
+    where ss printed it (it leaves out retrans while there was none, and
+    DCCP fills only CCID 3's RTT)."""
+    out, when, cur = {}, None, None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            try:
+                when = float(line[1:].split()[0])
+            except (IndexError, ValueError):
+                pass
+            cur = None
+            continue
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            # [netid] state recv-q send-q local:port peer:port [info]
+            cur = None
+            words = line.split()
+            at = [i for i, w in enumerate(words) if SS_ADDR.fullmatch(w)]
+            if len(at) < 2 or when is None:
+                continue
+            name = ports.get(int(SS_ADDR.fullmatch(words[at[1]]).group(1)))
+            if name is None:
+                continue
+            cur = {"t": round(when - t0, 3)}
+            out.setdefault(name, []).append(cur)
+            _ss_fields(words[at[1] + 1:], cur)
+        elif cur is not None:
+            _ss_fields(line.split(), cur)
+    return out
 
 
 def _start_tunnels(run, topo, d, errlog):
@@ -581,13 +1022,21 @@ def _loss_steps(run, topo, t0):
     return out
 
 
+def _alone(run):
+    """A run that shares the guest with no other: it records the
+    tcp_probe tracepoint, whose tracefs is global to the guest."""
+    return bool(run.get("capture", {}).get("tcp_probe"))
+
+
 def _batches(exp):
     """Runs in an order that never overlaps two settings of a module,
     at most `parallel` at a time; runs that set no module fill the free
-    places."""
-    keyed, free = {}, []
+    places.  Runs that must be alone (_alone) come last, one a batch."""
+    keyed, free, alone = {}, [], []
     for r in exp["runs"]:
-        if r["modules"]:
+        if _alone(r):
+            alone.append([r])
+        elif r["modules"]:
             keyed.setdefault(_module_key(r), []).append(r)
         else:
             free.append(r)
@@ -598,7 +1047,7 @@ def _batches(exp):
         while free and len(b) < n:
             b.append(free.pop(0))
     batches += [free[i:i + n] for i in range(0, len(free), n)]
-    return batches
+    return batches + alone
 
 
 def run_all(exp, out, only=None):
@@ -625,13 +1074,16 @@ def run_all(exp, out, only=None):
         for k, batch in enumerate(batches, 1):
             for r in batch:
                 _set_modules(r["modules"], saved)
-            names = ", ".join(r["name"] for r in batch)
+            names = ", ".join(r["name"] + (f" x{_repeat(r)}"
+                                           if _repeat(r) > 1 else "")
+                              for r in batch)
             longest = max(r["duration"] for r in batch)
-            log(f"[{k}/{len(batches)}] {names} ({longest:g} s)")
+            total = max(r["duration"] * _repeat(r) for r in batch)
+            log(f"[{k}/{len(batches)}] {names} ({total:g} s)")
             results = {}
             threads = [threading.Thread(
                 target=lambda r=r: results.__setitem__(
-                    r["name"], _guarded(run_one, exp, r, out, status)))
+                    r["name"], _repeated(exp, r, out, status)))
                 for r in batch]
             for t in threads:
                 t.start()
@@ -646,15 +1098,29 @@ def run_all(exp, out, only=None):
             ok &= all(results.get(r["name"]) for r in batch)
     finally:
         _restore_modules(saved)
-    log(f"{len(todo['runs'])} runs in {time.time() - start:.0f} s")
+    log(f"{sum(_repeat(r) for r in todo['runs'])} runs in "
+        f"{time.time() - start:.0f} s")
     return ok
 
 
-def _guarded(fn, *args):
+def _repeated(exp, run, out, status):
+    """The run's repetitions one after another (a failed one does not
+    stop the others); True if every one succeeded."""
+    ok, n = True, _repeat(run)
+    for k in range(1, n + 1):
+        if n > 1:
+            log(f"{_rep_dir(run['name'], k)}: repetition {k} of {n}")
+        ok = _guarded(_rep_dir(run["name"], k), run_one, exp, run, out,
+                      status, k) and ok
+        status.pop(_rep_dir(run["name"], k), None)
+    return ok
+
+
+def _guarded(label, fn, *args):
     try:
         return fn(*args)
     except Exception as e:      # one run's failure must not hang the rest
-        log(f"{args[1]['name']}: {type(e).__name__}: {e}")
+        log(f"{label}: {type(e).__name__}: {e}")
         return False
 
 
@@ -719,7 +1185,7 @@ def flow_metrics(exp, info, flow, d):
     """What the papers report for one flow (receiver-side throughput)."""
     rcv = _load_json(os.path.join(d, f"{flow['name']}.rcv.json"))
     snd = _load_json(os.path.join(d, f"{flow['name']}.snd.json"))
-    warmup = info["run"].get("warmup", 0)
+    warmup = _warmup(info["run"], flow)
     t0, active = info["t0"], flow["stop"] - flow["start"] - warmup
     hdr = _hdr(exp, flow)
     m = {"throughput_kbps": 0.0}
@@ -1033,28 +1499,80 @@ def equation_metrics(run, info, d):
     return m
 
 
+def analyze_one(exp, run, d):
+    """One run's (one repetition's) metrics from its directory d:
+    {"flows", "run", "failed", "kernel"}, or None without a result."""
+    info = _load_json(os.path.join(d, "run.json"))
+    if not info:
+        return None
+    flows = {f["name"]: flow_metrics(exp, info, f, d)
+             for f in run["flows"]}
+    rm = run_metrics(run, flows, info)
+    rm.update(aggregate_metrics(exp, run, flows, info, d))
+    if exp.get("sinks"):
+        rm.update(sink_metrics(exp, run, flows, info, d))
+    if rm.get("eq_kbps") and rm["agg_kbps"]:
+        rm["eq_ratio"] = rm["eq_kbps"] / rm["agg_kbps"]
+    return {"flows": flows, "run": rm,
+            "failed": info["failed"], "kernel": info["kernel"]}
+
+
+def _mean_ci(dicts):
+    """Metrics of several repetitions taken as one: ({metric: the mean
+    over the repetitions that have a number for it}, {metric: the
+    half-width of its 95 % confidence interval, where two or more
+    have}).  Other values (lists, None) are the first repetition's
+    that has one."""
+    means, hs = {}, {}
+    for k in dict.fromkeys(k for m in dicts for k in m):
+        xs = [m[k] for m in dicts if _number(m.get(k))]
+        if not xs:
+            means[k] = next(m[k] for m in dicts if k in m)
+            continue
+        if len(xs) == 1:
+            means[k] = xs[0]
+            continue
+        means[k], hs[k] = metrics.confidence_interval(xs)
+    return means, hs
+
+
+def combine_repetitions(run, reps):
+    """A repeated run's result from its repetitions' (analyze_one, None
+    for one without a result): "flows" and "run" hold the means, "ci"
+    the half-widths of their 95 % confidence intervals (Student's t),
+    "repetitions" each one's own, "n" how many had a result; a
+    repetition that failed or left no result fails the run."""
+    got = [r for r in reps if r]
+    if not got:
+        return {"missing": True}
+    failed = []
+    for k, r in enumerate(reps, 1):
+        if r is None:
+            failed.append(f"repetition {k}: no result")
+        else:
+            failed += [f"repetition {k}: {x}" for x in r["failed"]]
+    flows, cflows = {}, {}
+    for f in run["flows"]:
+        flows[f["name"]], cflows[f["name"]] = _mean_ci(
+            [r["flows"].get(f["name"], {}) for r in got])
+    rm, crm = _mean_ci([r["run"] for r in got])
+    return {"flows": flows, "run": rm, "ci": {"flows": cflows, "run": crm},
+            "n": len(got), "failed": failed, "kernel": got[0]["kernel"],
+            "repetitions": [r or {"missing": True} for r in reps]}
+
+
 def analyze(out):
     exp = _load_json(os.path.join(out, "experiment.json"))
     if not exp:
         raise SpecError(f"{out}: no experiment.json (run it first)")
     res = {"runs": {}}
     for run in exp["runs"]:
-        d = os.path.join(out, run["name"])
-        info = _load_json(os.path.join(d, "run.json"))
-        if not info:
-            res["runs"][run["name"]] = {"missing": True}
-            continue
-        flows = {f["name"]: flow_metrics(exp, info, f, d)
-                 for f in run["flows"]}
-        rm = run_metrics(run, flows, info)
-        rm.update(aggregate_metrics(exp, run, flows, info, d))
-        if exp.get("sinks"):
-            rm.update(sink_metrics(exp, run, flows, info, d))
-        if rm.get("eq_kbps") and rm["agg_kbps"]:
-            rm["eq_ratio"] = rm["eq_kbps"] / rm["agg_kbps"]
-        res["runs"][run["name"]] = {
-            "flows": flows, "run": rm,
-            "failed": info["failed"], "kernel": info["kernel"]}
+        reps = [analyze_one(exp, run, os.path.join(out, _rep_dir(
+            run["name"], k))) for k in range(1, _repeat(run) + 1)]
+        if len(reps) > 1:
+            res["runs"][run["name"]] = combine_repetitions(run, reps)
+        else:
+            res["runs"][run["name"]] = reps[0] or {"missing": True}
     with open(os.path.join(out, "metrics.json"), "w") as f:
         json.dump(res, f, indent=1)
     plots = draw(exp, out, res)
@@ -1076,6 +1594,16 @@ def lookup(res, run, flow, metric):
     if not r or r.get("missing"):
         return None
     src = r["flows"].get(flow) if flow else r["run"]
+    return None if src is None else src.get(metric)
+
+
+def lookup_ci(res, run, flow, metric):
+    """The half-width of a repeated run's metric's 95 % confidence
+    interval; None for a run that ran once."""
+    r = res["runs"].get(run)
+    if not r or "ci" not in r:
+        return None
+    src = r["ci"]["flows"].get(flow) if flow else r["ci"]["run"]
     return None if src is None else src.get(metric)
 
 
@@ -1101,6 +1629,9 @@ def evaluate(exp, res):
         bound = f"in [{lo:g}, {hi:g}]".replace("-inf", "").replace(
             "inf", "")
         vs = "missing" if v is None else f"{v:.4g}"
+        n = res["runs"].get(c["run"], {}).get("n", 1)
+        if v is not None and n > 1:
+            vs += f" (mean of {n})"
         checks.append((ok, f"{what} = {vs} {bound}"
                        + (f" ({c['why']})" if c.get("why") else "")))
     for name, r in res["runs"].items():
@@ -1247,6 +1778,12 @@ def _fmt(v):
     return str(v)
 
 
+def _fmt_ci(v, h):
+    """A value, and with the half-width h of its confidence interval
+    (a repeated run's) "mean ± h"."""
+    return _fmt(v) if h is None or v is None else f"{_fmt(v)} ± {_fmt(h)}"
+
+
 METRIC_NAMES = {
     "throughput_kbps": "throughput (kbit/s)",
     "steady_kbps": "last third (kbit/s)",
@@ -1326,12 +1863,20 @@ def write_report(exp, res, plots, checks, out):
             cells = []
             for c, pv in zip(cols, paper):
                 ours = lookup(res, row["run"], row.get("flow"), c)
-                cells.append(f"{_fmt(ours)} / {_fmt(pv)}")
+                h = lookup_ci(res, row["run"], row.get("flow"), c)
+                cells.append(f"{_fmt_ci(ours, h)} / {_fmt(pv)}")
             L.append(f"| {row['label']} | " + " | ".join(cells) + " |")
         if t.get("note"):
             L += ["", t["note"].strip()]
         L.append("")
     L += ["## Every run", ""]
+    repeated = [f"{name} ({r['n']} of {len(r['repetitions'])})"
+                for name, r in res["runs"].items() if "repetitions" in r]
+    if repeated:
+        L += ["Repeated runs (repetitions with a result of those run): "
+              + ", ".join(repeated) + ". Their values are the mean over "
+              "the repetitions ± the half-width of its 95 % confidence "
+              "interval (Student's t); the figures show the first.", ""]
     fkeys = [k for k in METRIC_NAMES if any(
         k in fm for r in res["runs"].values() if not r.get("missing")
         for fm in r["flows"].values())]
@@ -1341,12 +1886,15 @@ def write_report(exp, res, plots, checks, out):
         if r.get("missing"):
             L.append(f"| {name} | (no result) |")
             continue
+        ci = r.get("ci", {"flows": {}, "run": {}})
         for fname, fm in r["flows"].items():
+            h = ci["flows"].get(fname, {})
             L.append(f"| {name} | {fname} | "
-                     + " | ".join(_fmt(fm.get(k)) for k in fkeys) + " |")
+                     + " | ".join(_fmt_ci(fm.get(k), h.get(k))
+                                  for k in fkeys) + " |")
         if r["run"]:
             L.append(f"| {name} | (run) | " + ", ".join(
-                f"{METRIC_NAMES.get(k, k)} {_fmt(v)}"
+                f"{METRIC_NAMES.get(k, k)} {_fmt_ci(v, ci['run'].get(k))}"
                 for k, v in r["run"].items()) + " |" + " |" * (len(fkeys) - 1))
     L.append("")
     if plots:
@@ -1390,8 +1938,10 @@ def main(argv=None):
             for p in paths:
                 e = load(p)
                 n = e["name"]
-                total = sum(r["duration"] for r in e["runs"])
-                print(f"{n}: {e.get('title', '')} ({len(e['runs'])} runs, "
+                # Each repetition is a run.
+                runs = sum(_repeat(r) for r in e["runs"])
+                total = sum(r["duration"] * _repeat(r) for r in e["runs"])
+                print(f"{n}: {e.get('title', '')} ({runs} runs, "
                       f"{total:.0f} s of flows)")
             return 0
         if args.cmd == "analyze":

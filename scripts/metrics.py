@@ -138,6 +138,39 @@ def cov(samples):
     return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs)) / m
 
 
+# The 0.975 quantile of Student's t (a two-sided 95 % interval) for df
+# degrees of freedom; between the entries above 30 the smaller df's.
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
+       7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179,
+       13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101,
+       19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064,
+       25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042,
+       40: 2.021, 60: 2.000, 120: 1.980}
+
+
+def t95(df):
+    """Student's t quantile of a two-sided 95 % interval: T95's entry for
+    df, or for the next smaller df listed (a slightly wider interval);
+    1.960, the normal's, beyond 120."""
+    if df < 1:
+        raise ValueError(f"t quantile for {df} degrees of freedom")
+    if df > 120:
+        return 1.960
+    return T95[max(k for k in T95 if k <= df)]
+
+
+def confidence_interval(samples):
+    """(mean, h) of independent samples (repetitions of a run): h is the
+    half-width of the mean's 95 % confidence interval, t95(n - 1) s /
+    sqrt(n), s the sample standard deviation.  Needs two samples."""
+    xs = list(samples)
+    if len(xs) < 2:
+        raise ValueError("a confidence interval needs two samples")
+    m = _mean(xs)
+    s = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+    return m, t95(len(xs) - 1) * s / math.sqrt(len(xs))
+
+
 def time_to_capacity(times, rates, capacity, share=0.9, hold=5.0):
     """Seconds until a flow first reaches share x capacity and holds it:
     the start of the first interval from which every sample up to `hold`

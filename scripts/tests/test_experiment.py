@@ -1,13 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit tests of the experiment framework: expansion of a description,
 the order runs take, and the metrics and checks computed from reports
-written by hand."""
+written by hand; repetitions, per-flow warm-ups and the captures (ss
+samples, tcp_probe, pcap) with stand-ins for ss, tcpdump and the
+tracefs."""
 
+import contextlib
+import io
 import json
 import os
 import sys
 import tempfile
+import time
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import experiment as E  # noqa: E402
@@ -651,6 +657,550 @@ class Tunnel(unittest.TestCase):
         self.assertEqual([ok for ok, _ in checks], [False])
         self.assertIn("voip d1_end_kbps / voip d1_peak_kbps = 0.5",
                       checks[0][1])
+
+
+WARMUP = """
+title = "w"
+[topology]
+shape = "dumbbell"
+rate = "1mbit"
+[defaults]
+duration = 30
+interval = 1
+[[run]]
+name = "late"
+flows = [ { name = "dccp", transport = "dccp", ccid = 3, warmup = 20 },
+          { name = "tcp", start = 10, warmup = 10 } ]
+"""
+
+
+class FlowWarmup(unittest.TestCase):
+    """A flow's own warmup: a DCCP flow from 0 s and a TCP flow from
+    10 s, both measured over [20 s, 30 s]."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+
+    def test_spec(self):
+        e = E.load(write(self.d, "w.toml", WARMUP))
+        dccp, tcp = e["runs"][0]["flows"]
+        self.assertEqual((dccp["warmup"], tcp["warmup"]), (20.0, 10.0))
+        self.assertEqual(e["runs"][0]["warmup"], 0.0)
+        for bad in ("-1", '"20"', "true"):
+            with self.subTest(bad):
+                self.assertRaises(E.SpecError, E.load, write(
+                    self.d, "b.toml", WARMUP.replace("warmup = 20",
+                                                     f"warmup = {bad}")))
+        # Less than 1 s after the flow's own warm-up.
+        self.assertRaises(E.SpecError, E.load, write(
+            self.d, "b.toml", WARMUP.replace("warmup = 10",
+                                             "warmup = 19.5")))
+        # The run's warm-up of 25 s leaves the TCP flow nothing; its own
+        # 10 s leave it 10 s.
+        ok = WARMUP.replace('name = "late"', 'name = "late"\nwarmup = 25')
+        self.assertEqual(E.load(write(self.d, "o.toml", ok))["runs"][0]
+                         ["flows"][1]["warmup"], 10.0)
+        self.assertRaises(E.SpecError, E.load, write(
+            self.d, "b.toml", ok.replace(", warmup = 10", "")))
+
+    def test_flow_metrics(self):
+        e = E.load(write(self.d, "w.toml", WARMUP))
+        run = e["runs"][0]
+        d = os.path.join(self.d, "late")
+        os.makedirs(d)
+        t0 = 100.0
+        info = {"run": run, "t0": t0, "kernel": "k", "failed": [],
+                "topology": {"info": {"rate": 1000000}}}
+        # 50 kB a second before 20 s; then dccp 1000 B/s, tcp 2000 B/s
+        # until 25 s and 4000 B/s after.
+        reps = {"dccp": report(t0, [{"start": float(i), "seconds": 1.0,
+                                     "bytes": 50000 if i < 20 else 1000}
+                                    for i in range(30)]),
+                "tcp": report(t0 + 10, [{"start": float(i), "seconds": 1.0,
+                                         "bytes": (50000, 2000, 4000)[
+                                             (i >= 10) + (i >= 15)]}
+                                        for i in range(20)])}
+        for name, r in reps.items():
+            with open(os.path.join(d, f"{name}.rcv.json"), "w") as f:
+                json.dump(r, f)
+        dccp, tcp = run["flows"]
+        # 1000 B/s: 8 kbit/s; tcp (2000 + 4000) / 2 B/s: 24 kbit/s.
+        self.assertAlmostEqual(
+            E.flow_metrics(e, info, dccp, d)["throughput_kbps"], 8.0)
+        self.assertAlmostEqual(
+            E.flow_metrics(e, info, tcp, d)["throughput_kbps"], 24.0)
+        # A flow without its own takes the run's: 15 s, from 25 s on.
+        info["run"] = dict(run, warmup=15.0)
+        plain = {k: v for k, v in tcp.items() if k != "warmup"}
+        self.assertAlmostEqual(
+            E.flow_metrics(e, info, plain, d)["throughput_kbps"], 32.0)
+        self.assertAlmostEqual(
+            E.flow_metrics(e, info, tcp, d)["throughput_kbps"], 24.0)
+
+
+REPEAT = SPEC.replace('title = "t"\n', 'title = "t"\nrepeat = 3\n')
+
+
+class Repeat(unittest.TestCase):
+    """repeat: how often a run runs, where its repetitions go, how
+    their metrics combine and how a failed one shows."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+
+    def test_spec(self):
+        spec = REPEAT.replace('name = "free"\n', 'name = "free"\nrepeat = 1\n')
+        e = E.load(write(self.d, "r.toml", spec))
+        self.assertEqual({r["name"]: r["repeat"] for r in e["runs"]},
+                         {"a-1": 3, "a-2": 3, "free": 1})
+        # [short] repeat replaces the experiment's for the short variant.
+        e = E.load(write(self.d, "r.toml", spec.replace(
+            "duration = 10\n", "duration = 10\nrepeat = 2\n")), short=True)
+        self.assertEqual(e["runs"][0]["repeat"], 2)
+        self.assertEqual(E.load(write(self.d, "s.toml", SPEC))["runs"][0]
+                         ["repeat"], 1)
+        for bad in ("0", '"2"', "true", "1.5"):
+            with self.subTest(bad):
+                self.assertRaises(E.SpecError, E.load, write(
+                    self.d, "b.toml", REPEAT.replace("repeat = 3",
+                                                     f"repeat = {bad}")))
+        self.assertRaises(E.SpecError, E.load, write(
+            self.d, "b.toml", SPEC.replace('name = "free"\n',
+                                           'name = "free"\nrepeat = 0\n')))
+        self.assertRaises(E.SpecError, E.load, write(
+            self.d, "b.toml", SPEC.replace('"free"', '"fr@e"')))
+        self.assertEqual([E._rep_dir("a-1", k) for k in (1, 2, 3)],
+                         ["a-1", "a-1@2", "a-1@3"])
+
+    def test_list_counts_repetitions(self):
+        write(self.d, "r.toml", REPEAT.replace(
+            'name = "free"\n', 'name = "free"\nrepeat = 1\n'))
+        out = io.StringIO()
+        with mock.patch.object(E, "EXPERIMENTS", self.d), \
+                contextlib.redirect_stdout(out):
+            self.assertEqual(E.main(["list", "--name", "r"]), 0)
+        # a-1 and a-2 three times, free once: 7 runs of 20 s.
+        self.assertEqual(out.getvalue(), "r: t (7 runs, 140 s of flows)\n")
+
+    def test_run_all_runs_each_repetition_in_turn(self):
+        e = E.load(write(self.d, "r.toml", REPEAT))
+        calls = []
+
+        def run_one(exp, run, out, status, rep=1):
+            calls.append((run["name"], rep))
+            return (run["name"], rep) != ("a-2", 2)
+        out = os.path.join(self.d, "out")
+        with mock.patch.object(E, "run_one", run_one), \
+                mock.patch.object(E, "FLOWGEN", sys.executable), \
+                mock.patch.object(E, "_set_modules", lambda m, s: None), \
+                mock.patch.object(E, "_restore_modules", lambda s: None), \
+                contextlib.redirect_stderr(io.StringIO()):
+            # --only picks runs by name: all of a run's repetitions.
+            self.assertTrue(E.run_all(e, out, only="a-1"))
+            self.assertEqual(calls, [("a-1", 1), ("a-1", 2), ("a-1", 3)])
+            del calls[:]
+            # A failed repetition fails the run; the others still run.
+            self.assertFalse(E.run_all(e, out, only="a-2"))
+            self.assertEqual(calls, [("a-2", 1), ("a-2", 2), ("a-2", 3)])
+            self.assertRaises(E.SpecError, E.run_all, e, out,
+                              only="a-1@2")
+
+    def write_rep(self, run, k, x_per_half_s, failed=()):
+        """Repetition k of run a-1: x at x_per_half_s bytes per 0.5 s
+        from 2 s to 10 s, tcp1 at 31250 (500 kbit/s)."""
+        d = os.path.join(self.d, E._rep_dir("a-1", k))
+        os.makedirs(d)
+        t0 = 1000.0
+        with open(os.path.join(d, "run.json"), "w") as f:
+            json.dump({"run": run, "t0": t0, "kernel": "k",
+                       "failed": list(failed), "repetition": k,
+                       "topology": {"info": {"rate": 1500000,
+                                             "rtt": 0.02}}}, f)
+        for name, rep in (
+                ("x.rcv", report(t0 + 2.01, [
+                    {"start": i * 0.5, "seconds": 0.5,
+                     "bytes": x_per_half_s} for i in range(16)])),
+                ("tcp1.rcv", report(t0, [
+                    {"start": i * 0.5, "seconds": 0.5, "bytes": 31250}
+                    for i in range(20)]))):
+            with open(os.path.join(d, name + ".json"), "w") as f:
+                json.dump(rep, f)
+
+    def analyze(self, e):
+        with open(os.path.join(self.d, "experiment.json"), "w") as f:
+            json.dump(e, f)
+        _, checks = E.analyze(self.d)
+        with open(os.path.join(self.d, "metrics.json")) as f:
+            res = json.load(f)["runs"]["a-1"]
+        with open(os.path.join(self.d, "README.md")) as f:
+            return res, checks, f.read()
+
+    def test_mean_and_confidence_interval(self):
+        e = E.load(write(self.d, "r.toml", REPEAT), short=True)
+        run = e["runs"][0]
+        self.assertEqual(run["repeat"], 3)
+        e["table"] = [{"title": "T", "metrics": ["throughput_kbps"],
+                       "rows": [{"label": "x", "run": "a-1", "flow": "x",
+                                 "paper": [900]}]}]
+        # x at 900, 1000 and 1100 kbit/s: mean 1000, s = 100, h = 4.303
+        # * 100 / sqrt(3) = 248.4.
+        for k, b in ((1, 56250), (2, 62500), (3, 68750)):
+            self.write_rep(run, k, b)
+        res, checks, text = self.analyze(e)
+        x = res["flows"]["x"]
+        self.assertAlmostEqual(x["throughput_kbps"], 1000.0)
+        h = res["ci"]["flows"]["x"]["throughput_kbps"]
+        self.assertAlmostEqual(h, 4.303 * 100 / 3 ** 0.5)
+        # The same in every repetition: the interval is 0.
+        self.assertAlmostEqual(res["flows"]["tcp1"]["throughput_kbps"], 500)
+        self.assertEqual(res["ci"]["flows"]["tcp1"]["throughput_kbps"], 0)
+        # Run metrics too: utilisation (1400, 1500, 1600) / 1500.
+        self.assertAlmostEqual(res["run"]["utilisation"], 1.0)
+        self.assertAlmostEqual(res["ci"]["run"]["utilisation"],
+                               h / 1500)
+        self.assertEqual(res["n"], 3)
+        self.assertEqual(res["failed"], [])
+        self.assertEqual(
+            [r["flows"]["x"]["throughput_kbps"]
+             for r in res["repetitions"]], [900.0, 1000.0, 1100.0])
+        # The check applies to the mean, the tables show mean ± h.
+        self.assertEqual(checks, [(True, "a-1/x throughput_kbps = 1000 "
+                                   "(mean of 3) in [100, ]")])
+        self.assertIn("| x | 1000 ± 248 / 900 |", text)
+        self.assertIn("| a-1 | x | 1000 ± 248 |", text)
+        self.assertIn("utilisation 1 ± 0.166", text)
+        self.assertIn("a-1 (3 of 3)", text)
+        # The checked bound fails on the mean, not on one repetition.
+        e["check"][0]["min"] = 1050
+        _, checks, _ = self.analyze(e)
+        self.assertEqual([ok for ok, _ in checks], [False])
+
+    def test_failed_and_missing_repetitions(self):
+        e = E.load(write(self.d, "r.toml", REPEAT), short=True)
+        run = e["runs"][0]
+        self.write_rep(run, 1, 62500)
+        self.write_rep(run, 2, 62500, failed=["x sender exit 1"])
+        # Repetition 3 left no result.
+        res, checks, text = self.analyze(e)
+        self.assertEqual(res["n"], 2)
+        self.assertEqual(res["failed"], ["repetition 2: x sender exit 1",
+                                         "repetition 3: no result"])
+        self.assertEqual(res["repetitions"][2], {"missing": True})
+        self.assertAlmostEqual(res["flows"]["x"]["throughput_kbps"], 1000)
+        self.assertEqual([ok for ok, _ in checks], [True, False])
+        self.assertIn("a-1: every flow ran (repetition 2: x sender exit 1; "
+                      "repetition 3: no result)", checks[1][1])
+        self.assertIn("a-1 (2 of 3)", text)
+        # None at all: the run has no result, as an unrepeated one.
+        for k in (1, 2):
+            E.shutil.rmtree(os.path.join(self.d, E._rep_dir("a-1", k)))
+        res, checks, _ = self.analyze(e)
+        self.assertEqual(res, {"missing": True})
+        self.assertEqual([ok for ok, _ in checks], [False, False])
+
+    def test_combine_keeps_what_is_not_a_number(self):
+        run = {"flows": [{"name": "f"}]}
+        reps = [{"flows": {"f": {"a": 1, "ttm": None, "w": [[0, 1]]}},
+                 "run": {"j": 0.5}, "failed": [], "kernel": "k"},
+                {"flows": {"f": {"a": 3, "ttm": 4.0, "w": [[0, 2]]}},
+                 "run": {"j": 0.7, "only": 2}, "failed": [],
+                 "kernel": "k"}]
+        r = E.combine_repetitions(run, reps)
+        self.assertEqual(r["flows"]["f"], {"a": 2.0, "ttm": 4.0,
+                                           "w": [[0, 1]]})
+        self.assertEqual(r["ci"]["flows"]["f"], {"a": 12.706})
+        self.assertAlmostEqual(r["run"]["j"], 0.6)
+        self.assertEqual(r["run"]["only"], 2)
+        self.assertNotIn("only", r["ci"]["run"])
+
+
+CAPTURE = SPEC + """
+[[run]]
+name = "cap"
+capture = { pcap = true, tcp_probe = true }
+flows = [ { name = "c" } ]
+"""
+
+
+class Capture(unittest.TestCase):
+    """The capture table, and each capture's start and stop with
+    stand-ins for ss, tcpdump and the tracefs."""
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp()
+
+    def load(self, text):
+        return {r["name"]: r for r in E.load(write(self.d, "c.toml",
+                                                   text))["runs"]}
+
+    def test_spec(self):
+        runs = self.load(CAPTURE)
+        self.assertEqual(runs["cap"]["capture"],
+                         {"pcap": 128, "tcp_probe": True})
+        self.assertNotIn("capture", runs["free"])
+        # [defaults] capture under each run's, key by key.
+        spec = CAPTURE.replace("interval = 0.5\n", "interval = 0.5\n"
+                               "capture = { ss = 0.5, pcap = 64 }\n")
+        runs = self.load(spec)
+        self.assertEqual(runs["free"]["capture"], {"ss": 0.5, "pcap": 64})
+        self.assertEqual(runs["cap"]["capture"],
+                         {"ss": 0.5, "pcap": 128, "tcp_probe": True})
+        runs = self.load(spec.replace("pcap = true, tcp_probe = true",
+                                      "ss = false, pcap = false"))
+        self.assertNotIn("capture", runs["cap"])
+        bad = {"not a table": "capture = 5",
+               "unknown key": "capture = { tcpdump = true }",
+               "ss zero": "capture = { ss = 0 }",
+               "ss text": 'capture = { ss = "1" }',
+               "ss true": "capture = { ss = true }",
+               "tcp_probe number": "capture = { tcp_probe = 1 }",
+               "pcap zero": "capture = { pcap = 0 }",
+               "pcap float": "capture = { pcap = 1.5 }",
+               "pcap text": 'capture = { pcap = "128" }'}
+        for why, line in bad.items():
+            with self.subTest(why):
+                self.assertRaises(E.SpecError, self.load, CAPTURE.replace(
+                    "capture = { pcap = true, tcp_probe = true }", line))
+        with self.assertRaisesRegex(E.SpecError, "defaults.*unknown"):
+            self.load(CAPTURE.replace("interval = 0.5\n", "interval = 0.5\n"
+                                      "capture = { x = 1 }\n"))
+
+    def test_tcp_probe_runs_alone(self):
+        e = E.load(write(self.d, "c.toml", CAPTURE.replace(
+            'name = "cap"', 'name = "cap-{v}"\nvary = [1, 2]')))
+        order = [[r["name"] for r in b] for b in E._batches(e)]
+        # Without it, free would fill a-2's place and cap-1 and cap-2
+        # would share a batch.
+        self.assertEqual(order, [["a-1", "free"], ["a-2"], ["cap-1"],
+                                 ["cap-2"]])
+        e = E.load(write(self.d, "c.toml", CAPTURE.replace(
+            "tcp_probe = true", "ss = 1")))
+        self.assertEqual([[r["name"] for r in b] for b in E._batches(e)],
+                         [["a-1", "free"], ["a-2", "cap"]])
+
+    def test_ss_nodes(self):
+        run = {"flows": [{"pair": 1, "transport": "tcp"},
+                         {"pair": 1, "transport": "dccp"},
+                         {"pair": 2, "transport": "udp"},
+                         {"pair": 3, "transport": "tltcp"},
+                         {"pair": 4, "transport": "dccp"}]}
+        self.assertEqual(E._ss_nodes(run), {"s1": "-tdinH", "s3": "-tinH",
+                                            "s4": "-dinH"})
+
+    SS = (
+        "# 1000.5\n"
+        "ESTAB 0      0      10.0.1.1:40312 10.0.4.2:5301\n"
+        "\t cubic wscale:7,7 rto:204 rtt:1.234/0.5 ato:40 mss:1448 "
+        "pmtu:1500 rcvmss:536 advmss:1448 cwnd:10 ssthresh:7 "
+        "bytes_sent:14480 segs_out:11 send 93.9Mbps lastsnd:4 "
+        "pacing_rate 1.2Gbps delivery_rate 800Mbps delivered:9 "
+        "busy:100ms retrans:0/3 rcv_space:14480 minrtt:1.1\n"
+        "ESTAB 0      0      10.0.1.1:40314 10.0.4.2:5302\n"
+        "\t bbr wscale:7,7 rto:204 rtt:20.5/1.25 mss:460 cwnd:4 "
+        "bbr:(bw:1840000bps,mrtt:20.1,pacing_gain:1,cwnd_gain:2) "
+        "pacing_rate 1840000bps delivery_rate 920000bps minrtt:20.1\n"
+        "# 1001.5\n"
+        "tcp   ESTAB 0      0      10.0.1.1:40312 10.0.4.2:5301\n"
+        "\t cubic wscale:7,7 rto:208 rtt:2/1 cwnd:12 "
+        "pacing_rate 207450131632bps delivery_rate 26062885568bps "
+        "retrans:1/5\n"
+        "dccp  ESTAB 0      0      10.0.1.1:40400 10.0.4.2:5303\n"
+        "\t rto:300 rtt:52.1/0 mss:1424\n"
+        "tcp   ESTAB 0      0      10.0.1.1:40500 10.0.9.9:6301\n"
+        "\t cwnd:5 rtt:1/1\n"
+        "# 1002\n"
+        "ESTAB 0 0 [fd00::1:1]:40312 [fd00::4:2]:5301 cubic rto:204 "
+        "rtt:3/1 cwnd:14\n")
+
+    def test_parse_ss(self):
+        ports = {5301: "a", 5302: "b", 5303: "c"}
+        got = E.parse_ss(self.SS, 1000.0, ports)
+        self.assertEqual(got["a"], [
+            {"t": 0.5, "cwnd": 10, "rtt_ms": 1.234,
+             "pacing_rate_bps": 1200000000, "delivery_rate_bps": 800000000,
+             "retrans": 3},
+            {"t": 1.5, "cwnd": 12, "rtt_ms": 2.0,
+             "pacing_rate_bps": 207450131632,
+             "delivery_rate_bps": 26062885568, "retrans": 5},
+            {"t": 2.0, "cwnd": 14, "rtt_ms": 3.0}])
+        self.assertEqual(got["b"], [
+            {"t": 0.5, "cwnd": 4, "rtt_ms": 20.5,
+             "pacing_rate_bps": 1840000, "delivery_rate_bps": 920000}])
+        # DCCP: ss shows CCID 3's RTT only.
+        self.assertEqual(got["c"], [{"t": 1.5, "rtt_ms": 52.1}])
+        self.assertEqual(set(got), {"a", "b", "c"})
+        # Lines before the first time stamp belong to no sample.
+        self.assertEqual(E.parse_ss(self.SS.split("\n", 1)[1], 1000.0,
+                                    ports)["a"][0]["t"], 1.5)
+
+    def test_ss_samples(self):
+        run = {"name": "r", "flows": [
+            {"name": "a", "pair": 1, "transport": "tcp"},
+            {"name": "b", "pair": 1, "transport": "tcp"},
+            {"name": "u", "pair": 2, "transport": "udp"}]}
+        canned = self.SS.split("# 1001.5\n")[0].split("\n", 1)[1]
+        cmds = []
+
+        def in_ns(topo, node, args):
+            cmds.append((node, args))
+            return [sys.executable, "-c",
+                    f"import sys; sys.stdout.write({canned!r})"]
+        logs = []
+
+        def errlog(name):
+            logs.append(open(os.path.join(self.d, name), "w"))
+            return logs[-1]
+        with mock.patch.object(E, "_in_ns", in_ns):
+            with contextlib.ExitStack() as st:
+                t0 = time.time()
+                stop = E._start_ss(run, None, self.d, 0.1, errlog, st)
+                # Every 0.1 s: wait for three samples (a loaded host may
+                # take a while to start each).
+                deadline = time.time() + 10
+                while len(cmds) < 3 and time.time() < deadline:
+                    time.sleep(0.05)
+                failed, info = stop(t0)
+                n = len(cmds)
+                t1 = time.time()
+            time.sleep(0.3)
+            self.assertEqual(len(cmds), n, "sampling goes on after stop")
+        for f in logs:
+            f.close()
+        self.assertEqual(failed, [])
+        self.assertEqual({(n, tuple(a)) for n, a in cmds},
+                         {("s1", ("ss", "-tinH"))})
+        self.assertGreaterEqual(n, 3)
+        with open(os.path.join(self.d, "ss.json")) as f:
+            ss = json.load(f)
+        self.assertEqual(set(ss), {"a", "b"})
+        self.assertEqual(len(ss["a"]), n)
+        self.assertEqual(info, {"ss_samples": {"a": n, "b": n}})
+        # Seconds after t0, in the order taken.
+        ts = [s["t"] for s in ss["a"]]
+        self.assertEqual(ts, sorted(ts))
+        self.assertTrue(0 <= ts[0] and ts[-1] <= t1 - t0, ts)
+        self.assertEqual(ss["b"][0]["cwnd"], 4)
+        with open(os.path.join(self.d, "s1.ss.txt")) as f:
+            self.assertEqual(f.read().count("\n# "), n - 1)
+
+    FAKE_TCPDUMP = r"""
+import os, signal, sys, time
+args = sys.argv[1:]
+if os.environ.get("FAIL"):
+    sys.stderr.write("tcpdump: to-r2: No such device exists\n")
+    sys.exit(1)
+path = args[args.index("-w") + 1]
+with open(path + ".pid", "w") as f:
+    f.write(str(os.getpid()))
+def bye(*_):
+    with open(path, "wb") as f:
+        f.write(b"pcap")
+    sys.stderr.write("5 packets captured\n7 packets received by filter\n"
+                     "2 packets dropped by kernel\n")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, bye)
+time.sleep(0.2)
+sys.stderr.write("tcpdump: listening on to-r2, link-type EN10MB\n")
+sys.stderr.flush()
+while True:
+    time.sleep(1)
+"""
+
+    def pcap(self, stack, env=None):
+        fake = write(self.d, "tcpdump.py", self.FAKE_TCPDUMP)
+
+        class Topo:
+            info = {"bottleneck": "r1:to-r2"}
+        seen = []
+
+        def in_ns(topo, node, args):
+            seen.append((node, args))
+            return [sys.executable, fake, *args]
+        logs = []
+
+        def errlog(name):
+            logs.append(open(os.path.join(self.d, name), "w"))
+            stack.callback(logs[-1].close)
+            return logs[-1]
+        with mock.patch.object(E, "_in_ns", in_ns), \
+                mock.patch.dict(os.environ, env or {}):
+            stop = E._start_pcap(Topo(), self.d, errlog, 128, stack)
+        return stop, seen
+
+    def gone(self):
+        with open(os.path.join(self.d, "bottleneck.pcap.pid")) as f:
+            pid = int(f.read())
+        with self.assertRaises(ProcessLookupError):
+            os.kill(pid, 0)
+
+    def test_pcap(self):
+        self.assertEqual(E._tcpdump_args("to-r2", 128, "/r/b.pcap"),
+                         ["tcpdump", "-i", "to-r2", "-s", "128", "-U",
+                          "-Z", "root", "-B", "4096", "-w", "/r/b.pcap"])
+        with contextlib.ExitStack() as st:
+            stop, seen = self.pcap(st)
+            # Capturing once started: it said so.
+            with open(os.path.join(self.d, "bottleneck.pcap.err")) as f:
+                self.assertIn("listening on", f.read())
+            failed, info = stop(1.0)
+        self.assertEqual(seen[0][0], "r1")
+        self.assertEqual(seen[0][1][:3], ["tcpdump", "-i", "to-r2"])
+        self.assertEqual(failed, [])
+        self.assertEqual(info, {"pcap": {"captured": 5, "received": 7,
+                                         "dropped": 2}})
+        self.assertTrue(os.path.exists(os.path.join(self.d,
+                                                    "bottleneck.pcap")))
+        self.gone()
+
+    def test_pcap_stops_on_an_exception(self):
+        with self.assertRaises(KeyError):
+            with contextlib.ExitStack() as st:
+                self.pcap(st)
+                raise KeyError("a flow failed")
+        self.gone()
+        self.assertTrue(os.path.exists(os.path.join(self.d,
+                                                    "bottleneck.pcap")))
+
+    def test_pcap_that_does_not_start(self):
+        with self.assertRaisesRegex(RuntimeError, "No such device"):
+            with contextlib.ExitStack() as st:
+                self.pcap(st, {"FAIL": "1"})
+
+    def test_tcp_probe(self):
+        fs = os.path.join(self.d, "tracefs")
+        os.makedirs(os.path.join(fs, "events", "tcp", "tcp_probe"))
+        trace = (" flowgen-9 [000] ..s1. 12.000001: tracing_mark_write: "
+                 "experiment t0 1000.000000\n"
+                 " flowgen-9 [000] ..s1. 12.5: tcp_probe: family=AF_INET "
+                 "src=10.0.1.1:40312 dest=10.0.4.2:5301 mark=0x0 "
+                 "data_len=0 snd_nxt=0x1 snd_una=0x1 snd_cwnd=10 "
+                 "ssthresh=2147483647 snd_wnd=64256 srtt=20000 "
+                 "rcv_wnd=65536 sock_cookie=3\n")
+        write(fs, "trace_pipe", trace)
+        run = {"name": "r", "flows": [{"name": "a"}, {"name": "b"}]}
+        with mock.patch.object(E.tcp_probe, "TRACEFS", fs):
+            with contextlib.ExitStack() as st:
+                mark, stop = E._start_tcp_probe(run, self.d, st)
+
+                def read(name):
+                    with open(os.path.join(fs, name)) as f:
+                        return f.read()
+                self.assertEqual(read("tracing_on"), "1")
+                self.assertEqual(read("events/tcp/tcp_probe/enable"), "1")
+                self.assertEqual(read("events/tcp/tcp_probe/filter"),
+                                 "dport >= 5301 && dport < 5303")
+                mark(1000.0)
+                self.assertEqual(read("trace_marker"),
+                                 "experiment t0 1000.000000")
+            # Stopped on the way out of the block.
+            self.assertEqual(read("tracing_on"), "0")
+            self.assertEqual(read("events/tcp/tcp_probe/enable"), "0")
+            self.assertEqual(stop(1.0), ([], {}))
+        with open(os.path.join(self.d, "tcp_probe.txt")) as f:
+            got = f.read()
+        self.assertEqual(got, trace)
+        self.assertEqual(E.tcp_probe.parse(got),
+                         {"3": [(12.5, 10, 2147483647)]})
 
 
 if __name__ == "__main__":

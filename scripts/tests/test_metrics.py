@@ -115,6 +115,28 @@ class Smoothness(unittest.TestCase):
         self.assertRaises(ValueError, M.time_to_capacity, [0], [], 1)
 
 
+class Repetitions(unittest.TestCase):
+    def test_t_quantiles(self):
+        self.assertEqual(M.t95(1), 12.706)
+        self.assertEqual(M.t95(4), 2.776)
+        # Between listed df the smaller one's: a wider interval.
+        self.assertEqual(M.t95(45), 2.021)
+        self.assertEqual(M.t95(1000), 1.960)
+        self.assertRaises(ValueError, M.t95, 0)
+
+    def test_confidence_interval(self):
+        # 1, 2, 3: mean 2, s = 1, h = 4.303 / sqrt(3).
+        m, h = M.confidence_interval([1, 2, 3])
+        self.assertEqual(m, 2.0)
+        self.assertAlmostEqual(h, 4.303 / 3 ** 0.5)
+        # 10 and 14: s = 2 * sqrt(2), h = 12.706 * 2.
+        m, h = M.confidence_interval([10, 14])
+        self.assertEqual(m, 12.0)
+        self.assertAlmostEqual(h, 25.412)
+        self.assertEqual(M.confidence_interval([5, 5, 5]), (5.0, 0.0))
+        self.assertRaises(ValueError, M.confidence_interval, [1])
+
+
 class Deadlines(unittest.TestCase):
     def test_summary(self):
         s = M.deadline_summary([
