@@ -103,18 +103,42 @@ def tcp_goodput(rate_bps, mss=1448):
     return rate_bps * mss / (mss + 52 + 14)
 
 
+def _netns_pids(ns):
+    """Processes whose network namespace is ns (what 'ip netns pids'
+    prints, without a process of its own)."""
+    try:
+        st = os.stat(f"/run/netns/{ns}")
+    except OSError:
+        return []
+    pids = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            pst = os.stat(f"/proc/{pid}/ns/net")
+        except OSError:
+            continue
+        if (pst.st_dev, pst.st_ino) == (st.st_dev, st.st_ino):
+            pids.append(int(pid))
+    return pids
+
+
 def remove_namespaces(names):
-    """Kill what runs in each namespace, then delete it (missing ones are
-    ignored: removal must work on every exit path, even a half-built one)."""
+    """Kill what runs in each namespace, then delete them all (missing ones
+    are ignored: removal must work on every exit path, even a half-built
+    one)."""
+    names = [ns for ns in names if os.path.exists(f"/run/netns/{ns}")]
     for ns in names:
-        pids = subprocess.run(["ip", "netns", "pids", ns],
-                              capture_output=True, text=True).stdout
-        for pid in pids.split():
+        for pid in _netns_pids(ns):
             try:
-                os.kill(int(pid), 9)
-            except (OSError, ValueError):
+                os.kill(pid, 9)
+            except OSError:
                 pass
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    if names:
+        # -force: go on past a namespace that is already gone.
+        subprocess.run(["ip", "-force", "-batch", "-"],
+                       input="".join(f"netns del {ns}\n" for ns in names),
+                       capture_output=True, text=True)
 
 
 # ----------------------------------------------------------- the model --
@@ -177,6 +201,10 @@ class Topology:
         self.links = []
         self.dry_run = dry_run
         self.commands = []          # what up() ran, for tests and debugging
+        # Receive packet steering by flow (the module's header); False
+        # leaves the kernel's default, which reorders, to show that it
+        # does (topology self-tests, TOPO_FAULT=order).
+        self.steer = True
         self._batch = {}
         self.info = {}              # shape parameters, for reports
 
@@ -396,43 +424,29 @@ class Topology:
         return self
 
     def _up(self):
+        # Under emulation every process costs about 0.15 s: one ip makes
+        # every namespace and veth pair, one shell per node sets it up,
+        # one ip and one tc batch per node do the rest (about 25
+        # processes for a dumbbell instead of 64).
+        host = [f"netns add {self.ns(n)}" for n in self.nodes]
+        host += [f"link add {l.ifname(l.a)} netns {self.ns(l.a)} type veth "
+                 f"peer name {l.ifname(l.b)} netns {self.ns(l.b)}"
+                 for l in self.links]
+        self._host_batch(host)
         for n in self.nodes:
-            self._run(f"ip netns add {self.ns(n)}")
+            self._node_setup(n)
             self._nsrun(n, "ip link set lo up")
-            forward = int(len(self.links_of(n)) > 1)
-            settings = (("net.ipv4.ip_forward", forward),
-                        ("net.ipv6.conf.all.forwarding", forward),
-                        ("net.ipv6.conf.all.accept_dad", 0),
-                        ("net.ipv6.conf.default.accept_dad", 0),
-                        ("net.ipv4.conf.all.rp_filter", 0),
-                        ("net.ipv4.conf.default.rp_filter", 0),
-                        # Every flow starts from scratch: no cached
-                        # ssthresh or RTT from an earlier flow.
-                        ("net.ipv4.tcp_no_metrics_save", 1))
-            self._nsrun(n, "sysctl -qw " + " ".join(
-                f"{key}={val}" for key, val in settings))
-        self._flush()
         for l in self.links:
-            ea, eb = l.ifname(l.a), l.ifname(l.b)
-            self._run(f"ip link add {ea} netns {self.ns(l.a)} type veth "
-                      f"peer name {eb} netns {self.ns(l.b)}")
             for n in (l.a, l.b):
                 dev = l.ifname(n)
                 self._nsrun(n, f"ip addr add {l.addr(n, 4)}/24 dev {dev}")
                 self._nsrun(n, f"ip -6 addr add {l.addr(n, 6)}/112 dev "
                             f"{dev} nodad")
-                # One process for both: under emulation each one costs.
-                self._nsrun(n, f"sh -c 'ethtool -K {dev} gso off tso off "
-                            f"gro off && for q in /sys/class/net/{dev}/"
-                            f"queues/rx-*/rps_cpus; do echo {cpu_mask()} "
-                            f"> $q || exit 1; done'")
                 self._nsrun(n, f"ip link set {dev} mtu {MTU} up")
-        self._flush()
         for l in self.links:
             for x, y in ((l.a, l.b), (l.b, l.a)):
                 self._shape_egress(x, l, l.shape[(x, y)])
                 self._shape_ingress(y, l, l.shape[(x, y)])
-        self._flush()
         for n in self.nodes:
             for dst, via, hop in self.routes(n):
                 dev = via.ifname(n)
@@ -441,6 +455,50 @@ class Topology:
                 self._nsrun(n, f"ip -6 route add {dst.net6} via "
                             f"{via.addr(hop, 6)} dev {dev}")
         self._flush()
+
+    def _host_batch(self, lines):
+        """ip commands outside any namespace, in one process."""
+        self.commands += [f"ip {line}" for line in lines]
+        if self.dry_run:
+            return
+        p = subprocess.run(["ip", "-batch", "-"], input="\n".join(lines) +
+                           "\n", capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"ip -batch failed: {p.stderr.strip()}")
+
+    def _node_setup(self, n):
+        """What ip and tc cannot do, for node n and its interfaces, in one
+        shell: the sysctls (before any interface is up, so that no
+        link-local address waits for duplicate address detection), GSO,
+        TSO and GRO off, receive packet steering over all CPUs."""
+        forward = int(len(self.links_of(n)) > 1)
+        settings = [("net.ipv4.ip_forward", forward),
+                    ("net.ipv6.conf.all.forwarding", forward),
+                    ("net.ipv6.conf.all.accept_dad", 0),
+                    ("net.ipv6.conf.default.accept_dad", 0),
+                    ("net.ipv4.conf.all.rp_filter", 0),
+                    ("net.ipv4.conf.default.rp_filter", 0),
+                    # Every flow starts from scratch: no cached ssthresh
+                    # or RTT from an earlier flow.
+                    ("net.ipv4.tcp_no_metrics_save", 1)]
+        devs = [l.ifname(n) for l in self.links_of(n)]
+        settings += [(f"net.ipv6.conf.{d}.accept_dad", 0) for d in devs]
+        script = ["set -e"]
+        script += [f"echo {val} > /proc/sys/{key.replace('.', '/')}"
+                   for key, val in settings]
+        for d in devs:
+            script.append(f"ethtool -K {d} gso off tso off gro off")
+            if self.steer:
+                script.append(f"for q in /sys/class/net/{d}/queues/rx-*/"
+                              f"rps_cpus; do echo {cpu_mask()} > $q; done")
+        cmd = ["ip", "netns", "exec", self.ns(n), "sh", "-c",
+               "\n".join(script)]
+        self.commands.append(shlex.join(cmd))
+        if self.dry_run:
+            return
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"setting up {n} failed: {p.stderr.strip()}")
 
     def down(self):
         if not self.dry_run:
@@ -577,6 +635,9 @@ def main(argv=None):
     up.add_argument("--access-delay",
                     help="one value, or one per pair separated by commas")
     up.add_argument("--scale", type=float, help="collapse: rate factor")
+    up.add_argument("--no-steer", action="store_true",
+                    help="no receive packet steering: packets get "
+                    "reordered (to show that they do)")
     down = sub.add_parser("down", help="remove a topology")
     down.add_argument("--state", required=True)
     args = ap.parse_args(argv)
@@ -610,6 +671,7 @@ def main(argv=None):
     except (TypeError, ValueError) as e:
         print(f"topology: {e}", file=sys.stderr)
         return 2
+    topo.steer = not args.no_steer
     try:
         topo.up()
     except RuntimeError as e:

@@ -2,6 +2,7 @@
 """Unit tests of the topology library's model (no namespaces are made)."""
 
 import os
+import re
 import sys
 import unittest
 
@@ -114,11 +115,33 @@ class Commands(unittest.TestCase):
     def test_steering_on_every_interface(self):
         # Both ends of each of the dumbbell's three links: a flow stays on
         # one CPU at every hop, so the emulation does not reorder it.
-        cmds = self.build(rate="10mbit", delay="25ms")
-        steer = [c for c in cmds if "rps_cpus" in c]
-        self.assertEqual(len(steer), 6)
-        self.assertTrue(all(f"echo {T.cpu_mask()} > $q" in c
-                            for c in steer))
+        t = T.dumbbell(dry_run=True, rate="10mbit", delay="25ms")
+        t.up()
+        steer = re.findall(r"/sys/class/net/(\S+)/queues/rx-\*/rps_cpus; "
+                           r"do echo (\S+) > \$q", "\n".join(t.commands))
+        self.assertEqual(sorted(steer), sorted(
+            (l.ifname(n), T.cpu_mask()) for l in t.links for n in (l.a, l.b)))
+
+    def test_no_steer(self):
+        t = T.dumbbell(dry_run=True)
+        t.steer = False
+        t.up()
+        self.assertFalse(any("rps_cpus" in c for c in t.commands))
+        self.assertTrue(any("gro off" in c for c in t.commands))
+
+    def test_one_setup_per_node_before_any_interface_is_up(self):
+        # Everything a namespace needs besides ip and tc, in one shell per
+        # node, and its interfaces' DAD off before they come up.
+        t = T.dumbbell(dry_run=True, rate="10mbit", delay="25ms")
+        t.up()
+        setup = [i for i, c in enumerate(t.commands) if " sh -c " in c]
+        self.assertEqual(len(setup), len(t.nodes))
+        up = min(i for i, c in enumerate(t.commands) if " mtu 1500 up" in c)
+        self.assertTrue(all(i < up for i in setup))
+        r1 = next(c for c in t.commands if " sh -c " in c and t.ns("r1") in c)
+        self.assertIn("net/ipv6/conf/to-r2/accept_dad", r1)
+        self.assertIn("echo 1 > /proc/sys/net/ipv4/ip_forward", r1)
+        self.assertIn("ethtool -K to-s1 gso off tso off gro off", r1)
 
     def test_set_loss(self):
         t = T.dumbbell(dry_run=True, rate="10mbit", delay="25ms", loss=1)
