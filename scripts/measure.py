@@ -6,6 +6,8 @@
                                           iperf3 -J report, ignoring the
                                           first S seconds
   measure.py iperf-loss FILE              fraction of UDP datagrams lost
+  measure.py iperf-reordered FILE         UDP datagrams the receiver got
+                                          out of order
   measure.py flowgen-rate FILE [--skip S] a flowgen receiver's goodput in
                                           bit/s over its whole intervals
                                           after the first S seconds
@@ -63,6 +65,19 @@ def iperf_loss(report):
     if not s.get("packets"):
         raise ValueError("no UDP datagrams counted")
     return s["lost_packets"] / s["packets"]
+
+
+def iperf_reordered(report):
+    """UDP datagrams that arrived after a later one (iperf3 -u -J, the
+    receiver's streams)."""
+    data = json.loads(report) if isinstance(report, str) else report
+    if "error" in data:
+        raise ValueError(f"iperf3: {data['error']}")
+    streams = [s["udp"] for s in data["end"].get("streams", [])
+               if "udp" in s and not s["udp"].get("sender")]
+    if not streams:
+        raise ValueError("no receiving UDP stream in the report")
+    return sum(s.get("out_of_order", 0) for s in streams)
 
 
 def flowgen_rate(report, skip=0.0):
@@ -140,8 +155,9 @@ def qdisc_stats(text, handle=None):
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["iperf-rate", "iperf-loss",
-                                     "flowgen-rate", "flowgen-rates",
-                                     "ping-rtt", "qdisc", "max-backlog"])
+                                     "iperf-reordered", "flowgen-rate",
+                                     "flowgen-rates", "ping-rtt", "qdisc",
+                                     "max-backlog"])
     ap.add_argument("file", nargs="+")
     ap.add_argument("--skip", type=float, default=0.0)
     ap.add_argument("--handle")
@@ -160,6 +176,8 @@ def main(argv=None):
             print(f"{iperf_rate(text, args.skip):.0f}")
         elif args.what == "flowgen-rate":
             print(f"{flowgen_rate(text, args.skip):.0f}")
+        elif args.what == "iperf-reordered":
+            print(iperf_reordered(text))
         elif args.what == "iperf-loss":
             print(f"{iperf_loss(text):.6f}")
         elif args.what == "ping-rtt":

@@ -46,6 +46,19 @@ class IperfLoss(unittest.TestCase):
         self.assertRaises(ValueError, measure.iperf_loss, rep)
 
 
+class IperfReordered(unittest.TestCase):
+    def test_receiver_streams(self):
+        rep = json.dumps({"end": {"streams": [
+            {"udp": {"out_of_order": 3, "sender": False}},
+            {"udp": {"out_of_order": 4, "sender": False}},
+            {"udp": {"out_of_order": 9, "sender": True}}]}})
+        self.assertEqual(measure.iperf_reordered(rep), 7)
+
+    def test_no_udp_stream(self):
+        self.assertRaises(ValueError, measure.iperf_reordered,
+                          json.dumps({"end": {"streams": [{"tcp": {}}]}}))
+
+
 class Flowgen(unittest.TestCase):
     def test_whole_intervals_after_skip(self):
         rep = {"summary": {"seconds": 3.5},

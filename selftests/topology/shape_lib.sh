@@ -8,8 +8,11 @@
 #
 # TOPO_FAULT=delay builds every link with 20% more delay than the checks
 # expect, TOPO_FAULT=rate with 20% less rate: the checks must then fail
-# (fault_injection.sh asserts that).  SHAPE_CHECKS selects checks of
-# check_dumbbell (default "rtt tcp queue").
+# (fault_injection.sh asserts that).  TOPO_FAULT=order builds without the
+# library's receive packet steering, whose absence reorders packets
+# (fails the flood's in-order check; by hand: make vm
+# CMD='TOPO_FAULT=order selftests/topology/dumbbell_10m_50ms_bdp.sh').
+# SHAPE_CHECKS selects checks of check_dumbbell (default "rtt tcp queue").
 
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
@@ -70,11 +73,18 @@ check_tcp() {
 }
 
 # udp_flood SENDER RECEIVER RATE SECONDS LEN: a UDP flow; prints the
-# receiver's rate in bit/s.
+# receiver's rate in bit/s.  Leaves iperf3's report in UDP_FLOOD_REPORT.
 udp_flood() {
 	local out=$TMPD/udp.$RANDOM.json
+	UDP_FLOOD_REPORT=$out
 	iperf_flow "$1" "$2" 5202 "$out" -u -b "$3" -l "$5" -t "$4" || return 1
 	"$PYTHON" "$MEASURE" iperf-rate "$out" --skip 1
+}
+
+# topo_fault_args: topology.py options for the fault TOPO_FAULT injects
+# into the build itself.
+topo_fault_args() {
+	[ "${TOPO_FAULT:-}" = order ] && echo --no-steer
 }
 
 # check_queue SENDER RECEIVER ROUTER DEV RATE QUEUE [red]: flood at 3x the
@@ -92,6 +102,12 @@ check_queue() {
 	local sampler=$!
 	udp_flood "$1" "$2" $((3 * rate)) "$secs" 1472 >/dev/null
 	kill $sampler; wait $sampler 2>/dev/null
+	# One flow through two routers: the emulation must not reorder it
+	# (the library steers each flow to one CPU).
+	local reordered
+	reordered=$("$PYTHON" "$MEASURE" iperf-reordered "$UDP_FLOOD_REPORT")
+	log "UDP flood: ${reordered:-?} datagrams arrived out of order"
+	check "the flood arrives in order" test "${reordered:-1}" = 0
 	nsx "$router" tc -s qdisc show dev "$dev" > "$TMPD/qdisc.end"
 	stats=$("$PYTHON" "$MEASURE" qdisc "$TMPD/qdisc.end" --handle 10:)
 	drops=$(echo "$stats" | cut -d' ' -f2)
@@ -123,7 +139,7 @@ check_dumbbell() {
 	[ "$arate" != 0 ] && args+=(--access-rate "$(fault_rate "$arate")bit")
 	[ "$adelay" != 0 ] && args+=(--access-delay "$(fault_delay "$adelay")")
 	log "dumbbell: ${rate} bit/s, ${delay} ms, queue $queue ($qlen pkts), access ${arate} bit/s ${adelay} ms${TOPO_FAULT:+, fault: $TOPO_FAULT}"
-	topo_up dumbbell "${args[@]}"
+	topo_up dumbbell "${args[@]}" $(topo_fault_args)
 
 	local checks=" ${SHAPE_CHECKS:-rtt tcp queue} "
 	check "library sized the queue $qlen packets" test "$TOPO_QUEUE" = "$qlen"
