@@ -45,7 +45,10 @@ fi
 # Networking test defaults that a real machine has and the bare guest not.
 ip link set lo up 2>/dev/null
 
-timeout --kill-after=10 "$cmd_timeout" bash "$state/cmd"
+# The command's standard error joins its output: vng would hand it to the
+# host's standard error with the kernel's console, which vm.py keeps in a
+# file, and a long run's progress would go unseen.
+timeout --kill-after=10 "$cmd_timeout" bash "$state/cmd" 2>&1
 rc=$?
 if [ $rc = 124 ]; then
 	echo "vm: command timed out after ${cmd_timeout}s" >&2
