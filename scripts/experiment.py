@@ -1374,6 +1374,23 @@ def _tfrc_metrics(exp, flow, snd, rcv, t0):
     return out
 
 
+# Payload bytes in a full-sized TCP segment: a 1500-byte MTU less IP,
+# TCP and the timestamp option.
+TCP_PAYLOAD = 1448
+
+
+def _payload(flow):
+    """Payload bytes per packet of a flow (a TCP flow's is its mss if
+    given), None where it varies (SCTP)."""
+    if flow["transport"] in TCP_LIKE:
+        return flow.get("mss") or TCP_PAYLOAD
+    if flow["transport"] in ("dccp", "udp"):
+        # flowgen's -l defaults
+        return flow.get("len", 1000 if flow["transport"] == "dccp" else
+                        TCP_PAYLOAD)
+    return None
+
+
 def run_metrics(run, flows, info):
     m = {}
     tps = {f["name"]: flows[f["name"]]["throughput_kbps"]
@@ -1402,6 +1419,18 @@ def run_metrics(run, flows, info):
                 m["friendliness"] = metrics.friendliness(other, tcp)
             except ValueError:
                 pass
+            # The same in packets per second, where the flows' packets
+            # differ in size (DCCP's 1000 bytes beside TCP's 1448):
+            # TFRC's equation gives packets per second.
+            size = {f["name"]: _payload(f) for f in run["flows"]}
+            if all(size.values()) and len(set(size.values())) > 1:
+                pkts = {k: v / size[k] for k, v in tps.items()}
+                with contextlib.suppress(ValueError):
+                    m["friendliness_pkts"] = metrics.friendliness(
+                        [v for k, v in pkts.items()
+                         if not any(fnmatch.fnmatch(k, g) for g in ref)],
+                        [v for k, v in pkts.items()
+                         if any(fnmatch.fnmatch(k, g) for g in ref)])
             m["reference_kbps"] = sum(tcp) / len(tcp)
             m["others_kbps"] = sum(other) / len(other)
             if run.get("weight"):
@@ -1424,8 +1453,9 @@ def aggregate_metrics(exp, run, flows, info, d):
     coefficient of variation of its COV_BIN-second throughput
     (agg_cov), the mean over the loss phases that loss_steps make (one
     phase without), each after its first SETTLE seconds (the first
-    after the warm-up); with loss_steps also the mean throughput in each
-    phase (agg_kbps_1, agg_kbps_2, ...).  With "equation", the MulTFRC equation for the
+    after the warm-up); with loss_steps also the mean throughput and the
+    coefficient of variation in each phase (agg_kbps_1, agg_cov_1,
+    agg_kbps_2, ...).  With "equation", the MulTFRC equation for the
     flows as n parallel TCP flows, fed what they measured."""
     m = {"agg_kbps": sum(f["throughput_kbps"] for f in flows.values())}
     t0, total = info["t0"], {}
@@ -1448,6 +1478,10 @@ def aggregate_metrics(exp, run, flows, info, d):
         if len(xs) >= 3:
             with contextlib.suppress(ValueError):
                 covs.append(metrics.cov(xs))
+                if run.get("loss_steps"):
+                    # Smoothness under each loss rate on its own: the
+                    # mean mixes a steady phase with one of timeouts.
+                    m[f"agg_cov_{k}"] = covs[-1]
     if covs:
         m["agg_cov"] = sum(covs) / len(covs)
     if run.get("equation"):
@@ -1815,6 +1849,9 @@ METRIC_NAMES = {
     "agg_kbps_1": "first loss phase (kbit/s)",
     "agg_kbps_2": "second loss phase (kbit/s)",
     "agg_kbps_3": "third loss phase (kbit/s)",
+    "agg_cov_1": "CoV, first loss phase",
+    "agg_cov_2": "CoV, second loss phase",
+    "agg_cov_3": "CoV, third loss phase",
     "eq_kbps": "equation (kbit/s)",
     "eq_ratio": "equation / measured",
     "p_e": "loss event rate",
@@ -1823,6 +1860,7 @@ METRIC_NAMES = {
     "eq_rtt_ms": "RTT (ms)",
     "jain": "Jain",
     "friendliness": "F",
+    "friendliness_pkts": "F in packets/s",
     "separation": "S",
     "f_worst": "F_worst",
     "f_best": "F_best",

@@ -468,6 +468,9 @@ class MulTfrc(unittest.TestCase):
         # Phase 0-4 s: constant, CoV 0; from 6 s (2 s after the step):
         # 1300 and 1700 kbit/s alternating, CoV 200 / 1500.
         self.assertAlmostEqual(r["agg_cov"], (0 + 200 / 1500) / 2)
+        self.assertAlmostEqual(r["agg_cov_1"], 0)
+        self.assertAlmostEqual(r["agg_cov_2"], 200 / 1500)
+        self.assertNotIn("agg_cov_3", r)
         # Each phase's mean.
         self.assertAlmostEqual(r["agg_kbps_1"], 1500.0)
         self.assertAlmostEqual(r["agg_kbps_2"], 1500.0)
@@ -478,6 +481,30 @@ class MulTfrc(unittest.TestCase):
                           {"topology": {"info": {}}})
         self.assertAlmostEqual(m["normalized"], 2.0)
         self.assertAlmostEqual(m["friendliness"], 4.0)
+        # All TCP: the same packet size, no F in packets.
+        self.assertNotIn("friendliness_pkts", m)
+
+    def test_friendliness_in_packets(self):
+        # A DCCP flow of 1000-byte packets at 700 kbit/s beside TCP flows
+        # at 1000 kbit/s (1448-byte segments): F = 0.7 in bytes, 1.0136
+        # in packets.
+        run = {"name": "d", "reference": ["tcp*"], "flows": [
+            {"name": "dccp", "transport": "dccp", "len": 1000},
+            {"name": "tcp1", "transport": "tcp"},
+            {"name": "tcp2", "transport": "tcp"}]}
+        m = E.run_metrics(run, {"dccp": {"throughput_kbps": 700.0},
+                                "tcp1": {"throughput_kbps": 900.0},
+                                "tcp2": {"throughput_kbps": 1100.0}},
+                          {"topology": {"info": {}}})
+        self.assertAlmostEqual(m["friendliness"], 0.7)
+        self.assertAlmostEqual(m["friendliness_pkts"], 0.7 * 1448 / 1000)
+        # An SCTP flow has no one packet size: no F in packets.
+        run["flows"][0] = {"name": "dccp", "transport": "sctp"}
+        m = E.run_metrics(run, {"dccp": {"throughput_kbps": 700.0},
+                                "tcp1": {"throughput_kbps": 900.0},
+                                "tcp2": {"throughput_kbps": 1100.0}},
+                          {"topology": {"info": {}}})
+        self.assertNotIn("friendliness_pkts", m)
 
     def test_equation_against_parallel_flows(self):
         # Two flows, 100 segments per 0.5 s, RTT 100 ms: retransmissions
