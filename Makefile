@@ -8,8 +8,9 @@
 #   make vm CMD='...'        run a command in a VM booting the target kernel
 #   make check               the whole test suite (deps, builds, unit tests,
 #                            selftests in the 6.1 and 6.12 guests)
-#   make check-experiments   the experiments' short variants and their
-#                            bounds (selftests/experiments), in the VM
+#   make check-experiments   every experiment's short variant and its
+#                            bounds (selftests/experiments), in the VM;
+#                            make check runs the DCP experiment's
 #   make tools               build the user-space tools (tools/)
 #   make checkpatch          checkpatch --strict over the module sources
 #   make demo                the headline demo, in the VM
@@ -120,7 +121,7 @@ check:
 check-experiments: modules selftests
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
 		--timeout 3600 -- \
-		"make -s --no-print-directory -C selftests run_tests TARGETS=experiments"
+		"make -s --no-print-directory -C selftests run_tests TARGETS=experiments ALL=1"
 
 clean:
 	rm -rf $(BUILD)

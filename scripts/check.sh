@@ -13,17 +13,18 @@
 #
 # Environment: CHECK_KERNELS (default "6.1 6.12"), SKIP_IS_FAIL=1 (count
 # skipped tests as failures; CI sets it), TARGETS (selftest directories for
-# the first kernel, default all but experiments: the short variants of the
-# experiments take 5 minutes, run them with 'make check-experiments'),
-# TARGETS_LATER (for the other kernels, default those that test this
-# project's modules: reno_tw, multfrc, tltcp.  The shape checks test this
-# project's library over the same qdiscs and take 5 of CI's 25 minutes,
-# flowgen is user space over the kernel's TCP, DCCP and SCTP, and the
-# streaming example uses only what selftests/tltcp checks on every kernel),
-# ENV_LATER (the environment of the other kernels' selftests, default
-# "RATE_LOSS=5": MulTFRC's rate control against the equation for one loss
-# rate, since what depends on the kernel's version is how .cong_control
-# is called; the first kernel runs both).
+# the first kernel, default all), TARGETS_LATER (for the other kernels,
+# default those that test this project's modules: reno_tw, multfrc, tltcp,
+# each with LATER=1, its selection of what depends on the kernel's
+# version: see their Makefiles.  The shape checks test this project's
+# library over the same qdiscs, flowgen is user space over the kernel's
+# TCP, DCCP and SCTP, and the streaming example uses only what
+# selftests/tltcp checks on every kernel), ENV_LATER (the environment of
+# the other kernels' selftests, default "FAIRNESS_N=2": MulTFRC(2)
+# against two Reno flows).
+#
+# selftests/experiments runs its TEST_PROGS here, the DCP experiment's
+# short variant; 'make check-experiments' runs every experiment's.
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -89,8 +90,9 @@ show_results() {
 }
 
 all_targets=$(make -s --no-print-directory -C selftests print-targets)
-targets=${TARGETS:-$(echo " $all_targets " | sed 's/ experiments / /')}
+targets=${TARGETS:-$all_targets}
 guest_env=
+make_args=
 for k in $kernels; do
 	tap=$out/selftests-$k.tap
 	if ! rel=$(scripts/kver.sh "$k"); then
@@ -100,7 +102,7 @@ for k in $kernels; do
 	echo "# $(date +%T) selftests in the $rel guest" >&2
 	$PY scripts/vm.py --kernel "$rel" --modules "build/$rel" \
 		--results "$out" --timeout 1800 -- \
-		"$guest_env make -s --no-print-directory -C selftests run_tests TARGETS='$targets'" \
+		"$guest_env make -s --no-print-directory -C selftests run_tests TARGETS='$targets' $make_args" \
 		2> "$out/vm-$k.log" | sed -u "s/^\(\(not \)\?ok [0-9]* selftests\): /\1[$k]: /" \
 		| tee "$tap" | show_results >&2
 	rc=${PIPESTATUS[0]}
@@ -112,7 +114,8 @@ for k in $kernels; do
 	fi
 	grep '^vm: ' "$out/vm-$k.log" >&2
 	targets=${TARGETS_LATER:-reno_tw multfrc tltcp}
-	guest_env=${ENV_LATER-RATE_LOSS=5}
+	make_args="LATER=1"
+	guest_env=${ENV_LATER-FAIRNESS_N=2}
 done
 
 echo "# $(date +%T) done in $(( $(date +%s) - start ))s" >&2
