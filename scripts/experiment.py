@@ -566,11 +566,7 @@ def run_one(exp, run, out, status, rep=1):
             try:
                 s.wait(timeout=max(0.1, grace - time.time()))
             except subprocess.TimeoutExpired:
-                s.terminate()
-                try:
-                    s.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    s.kill()
+                _terminate(s)
             rep_path = os.path.join(d, f"{f['name']}.rcv.json")
             if not os.path.exists(rep_path):
                 failed.append(f"{f['name']} receiver wrote no report "
@@ -604,6 +600,19 @@ def run_one(exp, run, out, status, rep=1):
 
 
 # ---------------------------------------------------------- captures --
+
+def _terminate(p, timeout=10):
+    """SIGTERM p and wait for it; SIGKILL it if it is still there after
+    timeout seconds.  Returns False if it had to be killed."""
+    p.terminate()
+    try:
+        p.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        return False
+
 
 def _in_ns(topo, node, args):
     """A command line that runs args in node's network namespace."""
@@ -712,12 +721,7 @@ def _start_pcap(topo, d, errlog, snaplen, stack):
             size = now
             time.sleep(0.25)
         if p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            _terminate(p)
         failed = []
         if p.returncode not in (0, -signal.SIGTERM) or \
                 not os.path.exists(path):
@@ -983,12 +987,7 @@ def _stop_tunnels(tunnels, d):
             p = t.get(role)
             if p is None:
                 continue
-            p.terminate()
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            if not _terminate(p):
                 failed.append(f"{t['flow']} tunnel {role} ignored SIGTERM")
             stats = os.path.join(d, f"{t['flow']}.tun-{role}.json")
             if not os.path.exists(stats):
