@@ -91,7 +91,8 @@ topo_fault_args() {
 # check_queue SENDER RECEIVER ROUTER DEV RATE QUEUE [red]: flood at 3x the
 # rate; the router's bottleneck queue (handle 10:) must drop and its backlog
 # must reach but never exceed QUEUE packets (RED: only never exceed).
-# Leaves the largest backlog seen in QUEUE_MAX_BACKLOG.
+# Leaves the largest backlog seen in QUEUE_MAX_BACKLOG.  QUEUE_FLOOD_LEN:
+# the datagrams' payload (default 1472 bytes).
 check_queue() {
 	local router=$3 dev=$4 rate=$5 queue=$6 red=${7:-}
 	local samples=$TMPD/qdisc.samples stats drops maxq secs
@@ -101,7 +102,7 @@ check_queue() {
 	( while :; do nsx "$router" tc -s qdisc show dev "$dev"; sleep 0.05; done ) \
 		> "$samples" 2>/dev/null &
 	local sampler=$!
-	udp_flood "$1" "$2" $((3 * rate)) "$secs" 1472 >/dev/null
+	udp_flood "$1" "$2" $((3 * rate)) "$secs" "${QUEUE_FLOOD_LEN:-1472}" >/dev/null
 	kill $sampler; wait $sampler 2>/dev/null
 	# One flow through two routers: the emulation must not reorder it
 	# (the library steers each flow to one CPU).
