@@ -6,48 +6,56 @@
 # guest kernel log fails the run, a guest that dies fails the run, and a
 # guest that does not boot in time fails the run.  Prints TAP.
 #
+# The four guests boot at the same time (nothing here depends on timing
+# but the 3 s boot limit, which no guest meets): 40 s instead of 76 s.
+#
 # Usage: vm_runner.sh KERNEL_RELEASE RESULTS_DIR
 
 kernel=$1
 results=$2
 vm="${PYTHON:-python3} $(dirname "$0")/../vm.py --kernel $kernel --results $results"
-n=0
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
-result() { # description, then a command that must succeed
-	local desc=$1
+# guest NAME [vm.py options] -- COMMAND: boot one in the background; its
+# output goes to $tmp/NAME.log, its exit status to $tmp/NAME.rc.
+guest() {
+	local name=$1
 	shift
+	( $vm "$@" > "$tmp/$name.log" 2>&1; echo $? > "$tmp/$name.rc" ) &
+}
+
+# result NAME DESCRIPTION TEST: TEST is evaluated with $rc and $log set
+# to that guest's exit status and output.
+n=0
+result() {
+	local rc log=$tmp/$1.log
+	rc=$(cat "$tmp/$1.rc")
 	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n vm-runner: $desc"
+	if eval "$3"; then
+		echo "ok $n vm-runner: $2"
 	else
-		echo "not ok $n vm-runner: $desc"
+		echo "not ok $n vm-runner: $2"
 		sed 's/^/# /' "$log"
 	fi
 }
 
+guest exit -- 'exit 3'
+guest warn -- 'echo "WARNING: CPU: 0 PID: 1 at injected.c:1 vm_runner+0x0/0x0" > /dev/kmsg
+	echo 512 > /proc/sys/kernel/tainted'
+guest crash -- 'echo 1 > /proc/sys/kernel/sysrq; echo c > /proc/sysrq-trigger; sleep 30'
+guest noboot --boot-timeout 3 -- 'true'
+wait
+
 echo "TAP version 13"
 echo "1..4"
-
-$vm -- 'exit 3' > "$log" 2>&1
-rc=$?
-result "guest exit status 3 is returned, clean log" \
-	eval '[ $rc = 3 ] && ! grep -q "problems" "$log"'
-
-$vm -- 'echo "WARNING: CPU: 0 PID: 1 at injected.c:1 vm_runner+0x0/0x0" > /dev/kmsg
-	echo 512 > /proc/sys/kernel/tainted' > "$log" 2>&1
-rc=$?
-result "a WARN report and a W taint in the guest fail the run" \
-	eval '[ $rc = 1 ] && grep -q "vm:   warn: " "$log" && grep -q "vm:   taint: .*flags W" "$log"'
-
-$vm -- 'echo 1 > /proc/sys/kernel/sysrq; echo c > /proc/sysrq-trigger; sleep 30' > "$log" 2>&1
-rc=$?
-result "a guest that crashes fails the run and its console shows the panic" \
-	eval '[ $rc != 0 ] && grep -q "guest ended without a status" "$log" &&
-		grep -q "vm:   .*Kernel panic - not syncing: sysrq triggered crash" "$log"'
-
-$vm --boot-timeout 3 -- 'true' > "$log" 2>&1
-rc=$?
-result "a guest that does not boot in time fails the run" \
-	eval '[ $rc != 0 ] && grep -q "did not boot within 3s" "$log"'
+result exit "guest exit status 3 is returned, clean log" \
+	'[ "$rc" = 3 ] && ! grep -q "problems" "$log"'
+result warn "a WARN report and a W taint in the guest fail the run" \
+	'[ "$rc" = 1 ] && grep -q "vm:   warn: " "$log" &&
+	 grep -q "vm:   taint: .*flags W" "$log"'
+result crash "a guest that crashes fails the run and its console shows the panic" \
+	'[ "$rc" != 0 ] && grep -q "guest ended without a status" "$log" &&
+	 grep -q "vm:   .*Kernel panic - not syncing: sysrq triggered crash" "$log"'
+result noboot "a guest that does not boot in time fails the run" \
+	'[ "$rc" != 0 ] && grep -q "did not boot within 3s" "$log"'
