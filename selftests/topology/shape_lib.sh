@@ -73,12 +73,13 @@ check_tcp() {
 	check "TCP goodput within ${tol}% of ${want} bit/s" within "${got:-0}" "$want" "$tol"
 }
 
-# udp_flood SENDER RECEIVER RATE SECONDS LEN: a UDP flow; prints the
-# receiver's rate in bit/s.  Leaves iperf3's report in UDP_FLOOD_REPORT.
+# udp_flood SENDER RECEIVER RATE SECONDS LEN [PORT]: a UDP flow; prints
+# the receiver's rate in bit/s.  Leaves iperf3's report in
+# UDP_FLOOD_REPORT.
 udp_flood() {
 	local out=$TMPD/udp.$RANDOM.json
 	UDP_FLOOD_REPORT=$out
-	iperf_flow "$1" "$2" 5202 "$out" -u -b "$3" -l "$5" -t "$4" || return 1
+	iperf_flow "$1" "$2" "${6:-5202}" "$out" -u -b "$3" -l "$5" -t "$4" || return 1
 	"$PYTHON" "$MEASURE" iperf-rate "$out" --skip 1
 }
 
@@ -102,7 +103,14 @@ check_queue() {
 	( while :; do nsx "$router" tc -s qdisc show dev "$dev"; sleep 0.05; done ) \
 		> "$samples" 2>/dev/null &
 	local sampler=$!
-	udp_flood "$1" "$2" $((3 * rate)) "$secs" "${QUEUE_FLOOD_LEN:-1472}" >/dev/null
+	# On a lossy link (red_loss.sh) iperf3's set-up datagram can be lost,
+	# which fails the run: retry on a fresh port.
+	local try
+	for try in 1 2 3; do
+		udp_flood "$1" "$2" $((3 * rate)) "$secs" \
+			"${QUEUE_FLOOD_LEN:-1472}" $((5210 + try)) >/dev/null && break
+		log "UDP flood $try failed: $(cat "$UDP_FLOOD_REPORT.err" 2>/dev/null)"
+	done
 	kill $sampler; wait $sampler 2>/dev/null
 	# One flow through two routers: the emulation must not reorder it
 	# (the library steers each flow to one CPU).
