@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Run the user-space unit tests (scripts/tests/test_*.py) and print TAP."""
+"""Run the user-space unit tests (scripts/tests/test_*.py) and print TAP.
 
+A test class whose assertions depend on this process getting the CPU in
+time (loopback rates, idle timeouts) sets MEASURES_TIME = True.  With
+--timed only those run, with --untimed only the others, so that
+scripts/check.sh can run the untimed ones beside busy guests.
+"""
+
+import argparse
 import os
 import sys
 import unittest
@@ -37,9 +44,28 @@ class TapResult(unittest.TestResult):
         self._line(True, test, f" # SKIP {reason}")
 
 
+def tests(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from tests(t)
+        else:
+            yield t
+
+
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--timed", action="store_true",
+                       help="only the tests that measure time")
+    which.add_argument("--untimed", action="store_true",
+                       help="only the tests that do not")
+    args = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     suite = unittest.defaultTestLoader.discover(here, top_level_dir=here)
+    if args.timed or args.untimed:
+        suite = unittest.TestSuite(
+            t for t in tests(suite)
+            if getattr(t, "MEASURES_TIME", False) == args.timed)
     print("TAP version 13")
     print(f"1..{suite.countTestCases()}")
     result = TapResult()

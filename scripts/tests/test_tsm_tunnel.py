@@ -64,6 +64,9 @@ class Arguments(unittest.TestCase):
 
 
 class Loopback(unittest.TestCase):
+    # The sink and the application wait 2 s at most for a datagram.
+    MEASURES_TIME = True
+
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
         self.procs = []
