@@ -49,30 +49,56 @@ stream_run() {
 	fi
 }
 
-# val FILE KEY...: values from a JSON report, KEY a dotted path.
+# load NAME: both JSON reports of a run into J, flattened: the value of
+# the receiver's frames.I.total is ${J[NAME.rx frames.I.total]}.  One
+# Python start for both (each costs most of a second under TCG).
+declare -A J
+load() {
+	local side key value
+
+	while IFS=$'\t' read -r side key value; do
+		J["$1.$side $key"]=$value
+	done < <("$PYTHON" -c 'import json, sys
+def walk(path, v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from walk(path + [k], x)
+    else:
+        v = str(v).lower() if isinstance(v, bool) else str(v)
+        yield ".".join(path), " ".join(v.split())
+for f in sys.argv[1:]:
+    try:
+        r = json.load(open(f))
+    except (OSError, ValueError):
+        continue
+    for k, v in walk([], r):
+        print(f.rsplit(".", 1)[1], k, v, sep="\t")' "$TMPD/$1.rx" "$TMPD/$1.tx")
+}
+
+# val NAME.rx|NAME.tx KEY...: values from a loaded report, KEY a dotted
+# path; "?" for what the report lacks.
 val() {
-	"$PYTHON" -c "import json, sys
-r = json.load(open(sys.argv[1]))
-def get(k):
-    v = r
-    for p in k.split('.'):
-        v = v[p]
-    return str(v).lower() if isinstance(v, bool) else v
-print(*(get(k) for k in sys.argv[2:]))" "$@"
+	local r=$1 k out=()
+
+	shift
+	for k in "$@"; do
+		out+=("${J[$r $k]:-?}")
+	done
+	echo "${out[*]}"
 }
 
 # report NAME: one log line per frame type, and the byte counts.
 report() {
 	local t total disp whole part lost late
 	for t in I P B all; do
-		read -r total whole part lost late disp <<< "$(val "$TMPD/$1.rx" \
+		read -r total whole part lost late disp <<< "$(val "$1.rx" \
 			frames.$t.total frames.$t.whole frames.$t.partial \
 			frames.$t.lost frames.$t.late frames.$t.displayed)"
 		log "$1: $t frames: $total, $whole whole ($late late), $part partial, $lost lost, $disp displayed"
 	done
-	log "$1: receiver: $(val "$TMPD/$1.rx" data_bytes gaps gap_bytes | \
+	log "$1: receiver: $(val "$1.rx" data_bytes gaps gap_bytes | \
 		awk '{ print $1 " data bytes, " $2 " gaps of " $3 " bytes" }')"
-	log "$1: sender: $(val "$TMPD/$1.tx" tl_info.bytes_offered \
+	log "$1: sender: $(val "$1.tx" tl_info.bytes_offered \
 		tl_info.bytes_sent tl_info.bytes_abandoned \
 		tl_info.sections_abandoned_unsent \
 		tl_info.sections_abandoned_partial tl_info.bytes_obsolete_late | \
@@ -83,7 +109,7 @@ report() {
 # record (it exits 1 otherwise), and its counts agree with TL_INFO.
 intact() {
 	local errs
-	errs=$(val "$TMPD/$1.rx" record_errors header_errors corrupt_bytes \
+	errs=$(val "$1.rx" record_errors header_errors corrupt_bytes \
 		gap_not_zero consistent_with_tl_info)
 	[ "$errs" = "0 0 0 0 true" ]
 }
@@ -91,16 +117,16 @@ intact() {
 # every_frame_displayed NAME
 every_frame_displayed() {
 	local total disp frames
-	read -r total disp <<< "$(val "$TMPD/$1.rx" frames.all.total frames.all.displayed)"
-	frames=$(val "$TMPD/$1.tx" stream.frames)
+	read -r total disp <<< "$(val "$1.rx" frames.all.total frames.all.displayed)"
+	frames=$(val "$1.tx" stream.frames)
 	[ "$total" = "$frames" ] && [ "$disp" = "$total" ] && [ "$total" -gt 0 ]
 }
 
 # nothing_abandoned NAME: no gap, no abandoned byte, every byte arrived.
 nothing_abandoned() {
 	local gaps gapb data offered abandoned
-	read -r gaps gapb data <<< "$(val "$TMPD/$1.rx" gaps gap_bytes data_bytes)"
-	read -r offered abandoned <<< "$(val "$TMPD/$1.tx" tl_info.bytes_offered tl_info.bytes_abandoned)"
+	read -r gaps gapb data <<< "$(val "$1.rx" gaps gap_bytes data_bytes)"
+	read -r offered abandoned <<< "$(val "$1.tx" tl_info.bytes_offered tl_info.bytes_abandoned)"
 	[ "$gaps" = 0 ] && [ "$gapb" = 0 ] && [ "$abandoned" = 0 ] &&
 		[ "$data" = "$offered" ]
 }
@@ -109,7 +135,10 @@ nothing_abandoned() {
 topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
 for run in "fast4 4 -t 8" "fast6 6 -t 5"; do
 	read -r name fam opts <<< "$run"
-	if ! stream_run "$name" "$fam" $opts; then
+	stream_run "$name" "$fam" $opts
+	rc=$?
+	load "$name"
+	if [ $rc != 0 ]; then
 		check "$name: the stream ran" false
 		continue
 	fi
@@ -127,13 +156,16 @@ topo_down
 topo_up dumbbell --rate 1500kbit --delay 10ms --queue bdp
 for run in "slow paper" "slowframe frame"; do
 	read -r name mode <<< "$run"
-	if ! stream_run $name 4 -t 15 --deadlines $mode; then
+	stream_run $name 4 -t 15 --deadlines $mode
+	rc=$?
+	load $name
+	if [ $rc != 0 ]; then
 		check "$name: the stream ran" false
 		continue
 	fi
 	report $name
-	read -r gaps gapb data <<< "$(val "$TMPD/$name.rx" gaps gap_bytes data_bytes)"
-	read -r offered sent abandoned <<< "$(val "$TMPD/$name.tx" \
+	read -r gaps gapb data <<< "$(val "$name.rx" gaps gap_bytes data_bytes)"
+	read -r offered sent abandoned <<< "$(val "$name.tx" \
 		tl_info.bytes_offered tl_info.bytes_sent tl_info.bytes_abandoned)"
 	check "$name: the receiver got the stream intact" intact $name
 	check "$name: 1.5 Mbit/s: gaps occur" at_least "$gaps" 1
@@ -147,7 +179,7 @@ done
 topo_down
 
 # displayed FRACTION_KEY NAME: a displayed fraction from a receiver report.
-displayed() { val "$TMPD/$2.rx" "frames.$1.displayed_fraction"; }
+displayed() { val "$2.rx" "frames.$1.displayed_fraction"; }
 if [ -s "$TMPD/slow.rx" ]; then
 	i=$(displayed I slow) b=$(displayed B slow) p=$(displayed P slow)
 	log "slow, paper's deadlines: displayed I $i, P $p, B $b"
