@@ -1251,6 +1251,8 @@ def flow_metrics(exp, info, flow, d):
     if rcv and flow["transport"] == "udp" and rcv["summary"].get("packets"):
         s = rcv["summary"]
         m["loss_pct"] = 100 * s["lost"] / (s["lost"] + s["packets"])
+        # Of them, what the receiver's own full socket buffer dropped.
+        m["rcvbuf_drops"] = s.get("rcvbuf_drops", 0)
         m["delay_ms"] = s["mean_one_way_delay"] * 1e3
     m.update(_tunnel_metrics(d, flow))
     return m

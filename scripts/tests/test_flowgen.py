@@ -5,6 +5,7 @@ accounts for exactly what the sender sent (TCP) or every datagram (UDP)."""
 import json
 import os
 import random
+import signal
 import subprocess
 import tempfile
 import time
@@ -127,7 +128,8 @@ class Loopback(unittest.TestCase):
     # sender and receiver the CPU when they ask for it.
     MEASURES_TIME = True
 
-    def flow(self, *client_args, server_args=(), trace=None):
+    def flow(self, *client_args, server_args=(), trace=None, during=None):
+        # during(server): called once the client has started.
         port = str(random.randint(20000, 40000))
         with tempfile.TemporaryDirectory() as d:
             srv_out, cli_out = os.path.join(d, "s"), os.path.join(d, "c")
@@ -138,10 +140,14 @@ class Loopback(unittest.TestCase):
             srv = subprocess.Popen([FLOWGEN, "-s", "-p", port, "-o", srv_out,
                                     *proto, *extra])
             time.sleep(0.2)
-            cli = run("-c", "127.0.0.1", "-p", port, "-o", cli_out,
-                      *client_args)
+            cli = subprocess.Popen([FLOWGEN, "-c", "127.0.0.1", "-p", port,
+                                    "-o", cli_out, *client_args],
+                                   stderr=subprocess.PIPE, text=True)
+            if during:
+                during(srv)
+            _, cli_err = cli.communicate(timeout=30)
             srv.wait(timeout=10)
-            self.assertEqual(cli.returncode, 0, cli.stderr)
+            self.assertEqual(cli.returncode, 0, cli_err)
             self.assertEqual(srv.returncode, 0)
             if trace is not None:
                 with open(os.path.join(d, "trace.csv")) as f:
@@ -230,7 +236,26 @@ class Loopback(unittest.TestCase):
                              "1")
         self.assertTrue(490 <= rcv["summary"]["packets"] <= 500)
         self.assertEqual(rcv["summary"]["lost"], 0)
+        self.assertEqual(rcv["summary"]["rcvbuf_drops"], 0)
         self.assertEqual(rcv["summary"]["bytes"], snd["summary"]["bytes"])
+
+    def test_udp_receiver_overflow_counted_apart(self):
+        # A receiver stopped for half a second of 40 Mbit/s overflows its
+        # socket buffer: every datagram lost on loopback is one the
+        # kernel dropped there, and the receiver says so.
+        def pause(srv):
+            time.sleep(0.2)
+            srv.send_signal(signal.SIGSTOP)
+            time.sleep(0.5)
+            srv.send_signal(signal.SIGCONT)
+
+        rcv, snd = self.flow("-P", "udp", "-r", "40M", "-l", "1000", "-t",
+                             "1", during=pause)
+        r = rcv["summary"]
+        self.assertGreater(r["lost"], 0)
+        self.assertEqual(r["rcvbuf_drops"], r["lost"])
+        self.assertEqual(r["packets"] + r["lost"],
+                         snd["summary"]["bytes"] // 1000)
 
     def test_udp_rate_ramp(self):
         # 80 kbit/s plus 80 kbit/s every 0.5 s in 100-byte datagrams: the

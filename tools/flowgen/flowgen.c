@@ -58,7 +58,9 @@
  *
  * UDP datagrams carry a sequence number and the send time, so the receiver
  * counts losses and one-way delay (exact between network namespaces, which
- * share CLOCK_MONOTONIC).  A UDP flow ends with END datagrams, or when the
+ * share CLOCK_MONOTONIC).  Of the losses, those the receiving socket's own
+ * full buffer caused (SO_RXQ_OVFL) are reported apart, as rcvbuf_drops: a
+ * receiver that did not keep up, not the network.  A UDP flow ends with END datagrams, or when the
  * receiver hears nothing for two seconds (-I: SECS, 0 = never).
  *
  * Exit status: 0 on success, 1 on a run-time failure, 2 on bad arguments.
@@ -199,6 +201,10 @@ static uint64_t sec_offered, sec_offered_bytes;
 static struct tl_info tl_info;
 static bool tl_have_info;
 static int tl_drained = -1;		/* sender: queue drained before close */
+/* UDP receiver: datagrams the kernel dropped because the socket's receive
+ * buffer was full (SO_RXQ_OVFL), up to the last one received.
+ */
+static uint32_t udp_rcvbuf_drops;
 
 static struct interval *ivs;
 static int n_ivs;
@@ -741,9 +747,9 @@ static void report(const struct opts *o, const char *role, double secs,
 		secs > 0 ? total * 8.0 / secs : 0.0);
 	if (o->proto == P_UDP && o->server)
 		fprintf(f, ", \"packets\": %llu, \"lost\": %llu, "
-			"\"mean_one_way_delay\": %.6f",
+			"\"rcvbuf_drops\": %u, \"mean_one_way_delay\": %.6f",
 			(unsigned long long)pkts, (unsigned long long)lost,
-			pkts ? owd / pkts : 0.0);
+			udp_rcvbuf_drops, pkts ? owd / pkts : 0.0);
 	if (sections && o->server)
 		fprintf(f, ", \"sections\": %llu, \"sections_complete\": %llu, "
 			"\"sections_on_time\": %llu, \"on_time_bytes\": %llu, "
@@ -952,15 +958,45 @@ out:
 		die("%s: %s", tl ? "recvmsg" : "read", strerror(err));
 }
 
+/* The socket's drop count that came with a datagram, if it did. */
+static void udp_note_drops(struct msghdr *mh)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
+		if (c->cmsg_level == SOL_SOCKET &&
+		    c->cmsg_type == SO_RXQ_OVFL &&
+		    c->cmsg_len == CMSG_LEN(sizeof(uint32_t)))
+			memcpy(&udp_rcvbuf_drops, CMSG_DATA(c),
+			       sizeof(uint32_t));
+}
+
 static void serve_udp(const struct opts *o, int fd)
 {
 	char *buf = malloc(BUF_SIZE);
 	uint64_t start = 0, last = 0, next_seq = 0;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(uint32_t))];
+	} ctl;
+	int one = 1;
 
 	if (!buf)
 		die("out of memory");
+	/* Losses the receiver itself caused (a reader too slow for its
+	 * socket buffer) are not the network's: count them apart.
+	 */
+	if (setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)))
+		die("SO_RXQ_OVFL: %s", strerror(errno));
 	while (!stop) {
+		struct iovec iov = { .iov_base = buf, .iov_len = BUF_SIZE };
+		struct msghdr mh = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = ctl.buf,
+			.msg_controllen = sizeof(ctl.buf),
+		};
 		struct sec_hdr sh;
 		struct udp_hdr h;
 		struct interval *iv;
@@ -977,12 +1013,13 @@ static void serve_udp(const struct opts *o, int fd)
 			if (r == 0)
 				break;		/* the sender went quiet */
 		}
-		n = recv(fd, buf, BUF_SIZE, 0);
+		n = recvmsg(fd, &mh, 0);
 		t = now_ns();
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			die("recv: %s", strerror(errno));
+		udp_note_drops(&mh);
 		/* a datagram of a section, or of a plain flow */
 		section = sec_hdr_get(buf, n, &sh) && sh.len <= n;
 		if (!section) {
