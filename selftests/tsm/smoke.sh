@@ -5,7 +5,8 @@
 # carry data over that transport across a 10 Mbit/s, 20 ms dumbbell: the
 # reliable ones every byte intact, the others most of it; the sender's
 # unified statistics know an RTT where the transport reports one and mark
-# deadline misses unknown where it has no deadlines.
+# deadline misses unknown where it has no deadlines; and the sender
+# returns as soon as the receiver has everything.
 #
 # make check runs the rows that exercise a distinct socket set-up (a
 # congestion control module by name, TLTCP, DCCP, SCTP reliable and with
@@ -51,7 +52,7 @@ field() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p"; }
 # "key=value ..." the choice must have; RELIABLE yes: every byte intact;
 # STATS_RE: what the sender's statistics line must match.
 run_case() {
-	local name=$1 want=$2 reliable=$3 stats_re=$4 kv w t proto rpid got
+	local name=$1 want=$2 reliable=$3 stats_re=$4 kv w t t0 proto rpid got
 	local out=$TMPD/out.$port err=$TMPD/err.$port
 	shift 4
 	port=$((port + 1))
@@ -70,9 +71,14 @@ run_case() {
 	nsx d1 "$TSM" recv "$port" "$@" > "$out" 2> "$err.recv" &
 	rpid=$!
 	wait_listen d1 "$port" "$proto" || { check "$name: receiver" false; return; }
+	t0=$SECONDS
 	nsx s1 timeout 60 "$TSM" send "$IP4_d1" "$port" "$@" \
 		< "$TMPD/data" 2> "$err.send"
 	check "$name: send succeeds" test $? = 0
+	# 200 kB take 0.2 s at 10 Mbit/s: a sender that waits for its close's
+	# 30 s limit did not see the peer take everything.
+	check "$name: send returns within 10 s ($((SECONDS - t0)) s)" \
+		test $((SECONDS - t0)) -lt 10
 	timeout 60 tail --pid=$rpid -f /dev/null
 	kill $rpid 2>/dev/null
 	sed 's/^/#   send: /' "$err.send"

@@ -349,8 +349,14 @@ int tsm_close(int fd, const struct tsm_choice *ch, int wait_s)
 	int left_ms;
 	ssize_t n;
 
-	if (ch->transport == TSM_DCCP) {
-		/* dccp_close() flushes the queue only while lingering. */
+	/*
+	 * dccp_close() flushes the queue only while lingering.  An SCTP
+	 * sender that shut down its side never sees the end of the
+	 * association in poll() (sctp_poll() reports nothing on a closed
+	 * one-to-one socket): it lingers in close(), which returns once the
+	 * SHUTDOWN exchange, after every DATA chunk is acknowledged, is over.
+	 */
+	if (ch->transport == TSM_DCCP || ch->transport == TSM_SCTP) {
 		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		return close(fd);
 	}

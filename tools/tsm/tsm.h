@@ -231,8 +231,8 @@ ssize_t tsm_send(int fd, const struct tsm_choice *ch, const void *buf,
  * Graceful close: what was sent reaches the peer, within wait_s seconds.
  * Stream transports shut down their sending side and wait for the peer
  * to close (over TLTCP this also takes the peer's opening record off the
- * socket, without which close() resets); DCCP has no half-close and
- * lingers instead.
+ * socket, without which close() resets); DCCP has no half-close, and
+ * an SCTP sender cannot see its association end: both linger in close().
  */
 int tsm_close(int fd, const struct tsm_choice *ch, int wait_s);
 
