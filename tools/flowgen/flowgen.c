@@ -60,8 +60,9 @@
  * counts losses and one-way delay (exact between network namespaces, which
  * share CLOCK_MONOTONIC).  Of the losses, those the receiving socket's own
  * full buffer caused (SO_RXQ_OVFL) are reported apart, as rcvbuf_drops: a
- * receiver that did not keep up, not the network.  A UDP flow ends with END datagrams, or when the
- * receiver hears nothing for two seconds (-I: SECS, 0 = never).
+ * receiver that did not keep up, not the network.  A UDP flow ends with
+ * END datagrams, or when the receiver hears nothing for two seconds (-I:
+ * SECS, 0 = never).
  *
  * Exit status: 0 on success, 1 on a run-time failure, 2 on bad arguments.
  */

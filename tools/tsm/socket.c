@@ -351,10 +351,11 @@ int tsm_close(int fd, const struct tsm_choice *ch, int wait_s)
 
 	/*
 	 * dccp_close() flushes the queue only while lingering.  An SCTP
-	 * sender that shut down its side never sees the end of the
-	 * association in poll() (sctp_poll() reports nothing on a closed
-	 * one-to-one socket): it lingers in close(), which returns once the
-	 * SHUTDOWN exchange, after every DATA chunk is acknowledged, is over.
+	 * sender that shut down its side is never told by poll() that the
+	 * association ended (a one-to-one socket gets RCV_SHUTDOWN only on
+	 * the side that receives the SHUTDOWN): it lingers in close(), which
+	 * returns once the SHUTDOWN exchange, which follows the
+	 * acknowledgement of every DATA chunk, is over.
 	 */
 	if (ch->transport == TSM_DCCP || ch->transport == TSM_SCTP) {
 		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
