@@ -28,7 +28,7 @@ for fam in 4 6; do
 done
 topo_down
 
-# 25 kB every 50 ms (4 Mbit/s) into 2 Mbit/s, each useful for 300 ms.
+# 1000 bytes every 2 ms (4 Mbit/s) into 2 Mbit/s, each useful for 300 ms.
 topo_up dumbbell --rate 2mbit --delay 25ms --queue bdp
 sections="-D 1000,0.002,0.3 -t 8"
 flowgen_flow s1 d1 "$TMPD/tcp.json" $sections

@@ -75,12 +75,22 @@ check_tcp() {
 
 # udp_flood SENDER RECEIVER RATE SECONDS LEN [PORT]: a UDP flow; prints
 # the receiver's rate in bit/s.  Leaves iperf3's report in
-# UDP_FLOOD_REPORT.
+# UDP_FLOOD_REPORT.  iperf3's UDP set-up datagrams cross the link too: on
+# a lossy one (red_loss.sh) losing one fails the run ("unable to read from
+# stream socket"), so a failed run is tried again, on ports PORT + 1..3
+# (default 5202), each fresh.
 udp_flood() {
-	local out=$TMPD/udp.$RANDOM.json
-	UDP_FLOOD_REPORT=$out
-	iperf_flow "$1" "$2" "${6:-5202}" "$out" -u -b "$3" -l "$5" -t "$4" || return 1
-	"$PYTHON" "$MEASURE" iperf-rate "$out" --skip 1
+	local out try
+
+	for try in 1 2 3; do
+		out=$TMPD/udp.$RANDOM.json
+		UDP_FLOOD_REPORT=$out
+		iperf_flow "$1" "$2" $((${6:-5202} + try)) "$out" -u -b "$3" \
+			-l "$5" -t "$4" &&
+			"$PYTHON" "$MEASURE" iperf-rate "$out" --skip 1 && return 0
+		log "UDP flow $try failed: $(cat "$out.err" 2>/dev/null)" >&2
+	done
+	return 1
 }
 
 # topo_fault_args: topology.py options for the fault TOPO_FAULT injects
@@ -103,14 +113,8 @@ check_queue() {
 	( while :; do nsx "$router" tc -s qdisc show dev "$dev"; sleep 0.05; done ) \
 		> "$samples" 2>/dev/null &
 	local sampler=$!
-	# On a lossy link (red_loss.sh) iperf3's set-up datagram can be lost,
-	# which fails the run: retry on a fresh port.
-	local try
-	for try in 1 2 3; do
-		udp_flood "$1" "$2" $((3 * rate)) "$secs" \
-			"${QUEUE_FLOOD_LEN:-1472}" $((5210 + try)) >/dev/null && break
-		log "UDP flood $try failed: $(cat "$UDP_FLOOD_REPORT.err" 2>/dev/null)"
-	done
+	udp_flood "$1" "$2" $((3 * rate)) "$secs" "${QUEUE_FLOOD_LEN:-1472}" \
+		5210 >/dev/null
 	kill $sampler; wait $sampler 2>/dev/null
 	# One flow through two routers: the emulation must not reorder it
 	# (the library steers each flow to one CPU).
