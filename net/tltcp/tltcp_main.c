@@ -269,7 +269,9 @@ static void tltcp_close(struct sock *sk, long timeout)
 	lock_sock(sk);
 	tltcp_tx_close(sk, ctx, timeout);
 	write_lock_bh(&sk->sk_callback_lock);
-	sk->sk_write_space = ctx->saved_write_space;
+	/* Another layer may have stacked its own callback on ours. */
+	if (sk->sk_write_space == tltcp_write_space)
+		sk->sk_write_space = ctx->saved_write_space;
 	WRITE_ONCE(sk->sk_prot, base);
 	rcu_assign_pointer(icsk->icsk_ulp_data, NULL);
 	write_unlock_bh(&sk->sk_callback_lock);
@@ -302,6 +304,11 @@ static void tltcp_build_proto(int f, const struct proto *base,
 	tltcp_proto_ops[f].mmap = sock_no_mmap;
 	tltcp_proto_ops[f].read_sock = NULL;
 	tltcp_proto_ops[f].read_skb = NULL;
+	/* In-kernel writers (KCM) would put raw bytes into the framing. */
+	tltcp_proto_ops[f].sendmsg_locked = NULL;
+#ifdef KC_OPS_SENDPAGE_LOCKED
+	tltcp_proto_ops[f].sendpage_locked = NULL;
+#endif
 }
 
 /* Our tables for the socket's family, built from its own; only a plain
@@ -353,7 +360,7 @@ static int tltcp_init(struct sock *sk)
 	rcu_assign_pointer(icsk->icsk_ulp_data, ctx);
 	sk->sk_write_space = tltcp_write_space;
 	WRITE_ONCE(sk->sk_prot, &tltcp_prots[f]);
-	sk->sk_socket->ops = &tltcp_proto_ops[f];
+	WRITE_ONCE(sk->sk_socket->ops, &tltcp_proto_ops[f]);
 	write_unlock_bh(&sk->sk_callback_lock);
 
 	/* Send the HELLO. */

@@ -364,8 +364,16 @@ void tltcp_write_space(struct sock *sk)
 	struct tltcp_ctx *ctx = tltcp_get_ctx(sk);
 
 	/* close() restores TCP's callback under the socket lock, which
-	 * callers of write_space hold: ctx is still there.
+	 * callers of write_space hold: ctx is still there, unless a layer
+	 * stacked on ours kept calling us after close().
 	 */
+	if (unlikely(!ctx)) {
+		if (sk->sk_socket && sk_stream_is_writeable(sk)) {
+			clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+			tltcp_wake_writers(sk);
+		}
+		return;
+	}
 	if ((tltcp_tx_pending(ctx) || ctx->fin_pending) &&
 	    !test_bit(TLTCP_CLOSING, &ctx->flags))
 		schedule_work(&ctx->tx_work);

@@ -4,7 +4,9 @@ and only there (uses the installed Debian header trees)."""
 
 import glob
 import os
+import shutil
 import subprocess
+import tempfile
 import unittest
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "kcompat.sh")
@@ -33,6 +35,43 @@ class FeatureChecks(unittest.TestCase):
         if not t:
             self.skipTest("no 6.12 headers installed")
         self.assertIn("-DKC_CONG_CONTROL_ACK_FLAG", flags(t))
+
+    def test_6_1_flags(self):
+        t = tree("6.1.0-*")
+        if not t:
+            self.skipTest("no 6.1 headers installed")
+        self.assertEqual({"-DKC_PROTO_SENDPAGE", "-DKC_OPS_SENDPAGE_LOCKED"},
+                         flags(t))
+
+    def test_6_12_flags(self):
+        t = tree("6.12.*")
+        if not t:
+            self.skipTest("no 6.12 headers installed")
+        self.assertEqual({"-DKC_CONG_CONTROL_ACK_FLAG", "-DKC_ITER_IOV"},
+                         flags(t))
+
+    def test_unknown_header_fails_closed(self):
+        """A header that matches neither pattern of a probe names the probe
+        in a KCOMPAT_FAILED token (Kbuild stops on it), never a guess."""
+        t = tree("6.12.*") or tree("6.1.0-*")
+        if not t:
+            self.skipTest("no headers installed")
+        with tempfile.TemporaryDirectory() as d:
+            for h in ("net/tcp.h", "net/sock.h", "linux/uio.h",
+                      "linux/net.h"):
+                os.makedirs(os.path.join(d, "include", os.path.dirname(h)),
+                            exist_ok=True)
+                shutil.copy(os.path.join(t, "include", h),
+                            os.path.join(d, "include", h))
+            sock = os.path.join(d, "include", "net", "sock.h")
+            with open(sock) as f:
+                text = f.read()
+            with open(sock, "w") as f:
+                f.write(text.replace("(*sendpage)", "(*send_page)")
+                        .replace("(*splice_eof)", "(*splice_end)"))
+            out = flags(d)
+        self.assertIn("KCOMPAT_FAILED:KC_PROTO_SENDPAGE", out)
+        self.assertNotIn("-DKC_PROTO_SENDPAGE", out)
 
     def test_bad_tree_is_an_error(self):
         r = subprocess.run(["sh", SCRIPT, "/nonexistent"],
