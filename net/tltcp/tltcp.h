@@ -58,6 +58,7 @@ struct tltcp_section {
 	u64			id;
 	u64			deadline;	/* ns, CLOCK_MONOTONIC; U64_MAX: none */
 	u32			len;
+	u32			mem;		/* bytes charged for data */
 	u32			sent;		/* bytes handed to TCP */
 	u32			end_seq;	/* TCP sequence after them */
 	bool			expired;	/* deadline passed, rest abandoned */
@@ -101,7 +102,9 @@ struct tltcp_ctx {
 
 	/* send side, under the socket lock */
 	struct list_head	sendq;
-	u32			queued_mem;	/* charged bytes in sendq */
+	u32			queued_mem;	/* charged bytes in sendq, also
+						 * counted in sk_wmem_queued
+						 */
 	u32			queued_sections;
 	u64			next_id;
 	u64			default_deadline;
@@ -136,7 +139,7 @@ int tltcp_sendmsg(struct sock *sk, struct msghdr *msg, size_t size);
 void tltcp_push(struct sock *sk, struct tltcp_ctx *ctx);
 void tltcp_write_space(struct sock *sk);
 bool tltcp_sndq_has_room(const struct sock *sk, const struct tltcp_ctx *ctx);
-void tltcp_tx_close(struct sock *sk, struct tltcp_ctx *ctx, long timeout);
+long tltcp_tx_close(struct sock *sk, struct tltcp_ctx *ctx, long timeout);
 void tltcp_shutdown(struct sock *sk, int how);
 void tltcp_update_obsolete(struct sock *sk, struct tltcp_ctx *ctx);
 u32 tltcp_notsent(const struct sock *sk, const struct tltcp_ctx *ctx);

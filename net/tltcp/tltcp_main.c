@@ -168,6 +168,12 @@ static int tltcp_setsockopt(struct sock *sk, int level, int optname,
 			return err;
 		if (v > TL_MAX_SNDQ_LIMIT)
 			return -EINVAL;
+		/* What SO_SNDBUF would allow (it doubles the value asked
+		 * for); beyond, the privilege SO_SNDBUFFORCE needs.
+		 */
+		if (v > 2 * READ_ONCE(sysctl_wmem_max) &&
+		    !ns_capable(sock_net(sk)->user_ns, CAP_NET_ADMIN))
+			return -EPERM;
 		lock_sock(sk);
 		WRITE_ONCE(ctx->sndq_limit, v);
 		release_sock(sk);
@@ -267,7 +273,7 @@ static void tltcp_close(struct sock *sk, long timeout)
 	cancel_work_sync(&ctx->tx_work);
 
 	lock_sock(sk);
-	tltcp_tx_close(sk, ctx, timeout);
+	timeout = tltcp_tx_close(sk, ctx, timeout);
 	write_lock_bh(&sk->sk_callback_lock);
 	/* Another layer may have stacked its own callback on ours. */
 	if (sk->sk_write_space == tltcp_write_space)

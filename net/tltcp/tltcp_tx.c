@@ -15,6 +15,15 @@
  * parses the stream, so a header must be followed by exactly the bytes it
  * announces.  A deadline therefore abandons what follows the record in
  * progress; records are at most notsent bytes long, so that is little.
+ *
+ * Memory.  The queue obeys the limits of TCP's own write queue: its bytes
+ * count in sk_wmem_queued, so that the socket as a whole (queue and TCP's
+ * unacknowledged data) stays below SO_SNDBUF, or below a larger
+ * TL_SNDQ_LIMIT that only CAP_NET_ADMIN may set, as SO_SNDBUFFORCE; they
+ * are charged to tcp_mem and to the memory cgroup, and an allocation that
+ * either refuses fails cleanly (ENOBUFS, or a wait while the socket's own
+ * data drains) instead of being forced through.  A section is admitted
+ * whole, so it may overshoot by its size, which tltcp_max_section() bounds.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -29,6 +38,8 @@
 #include "tltcp.h"
 
 #define TLTCP_NO_DEADLINE	U64_MAX
+/* What a struct tltcp_section costs: its kmalloc bucket. */
+#define TLTCP_SECTION_MEM	kmalloc_size_roundup(sizeof(struct tltcp_section))
 
 static u64 tltcp_now(void)
 {
@@ -42,18 +53,39 @@ u32 tltcp_notsent(const struct sock *sk, const struct tltcp_ctx *ctx)
 	return max_t(u32, 2 * tcp_sk(sk)->mss_cache, TL_MIN_NOTSENT);
 }
 
+/* The queue's limit: TL_SNDQ_LIMIT, else SO_SNDBUF (which TCP autotunes),
+ * but no less than any user could set SO_SNDBUF to (twice wmem_max), so
+ * that the largest section a socket takes does not depend on how far
+ * autotuning has gone.
+ */
 static u32 tltcp_sndq_limit(const struct sock *sk, const struct tltcp_ctx *ctx)
 {
-	return ctx->sndq_limit ? : READ_ONCE(sk->sk_sndbuf);
+	return ctx->sndq_limit ? :
+	       max_t(u32, READ_ONCE(sk->sk_sndbuf),
+		     2 * READ_ONCE(sysctl_wmem_max));
 }
 
-/* One more section may be queued: the queue is below its limit.  The
- * section itself may overshoot it, so that poll() and sendmsg() agree.
+/* One more section may be queued: the queue is below its limit and all
+ * the socket holds is below what it may use (poll() and sendmsg() agree).
  */
 bool tltcp_sndq_has_room(const struct sock *sk, const struct tltcp_ctx *ctx)
 {
-	return READ_ONCE(ctx->queued_mem) < tltcp_sndq_limit(sk, ctx) &&
+	u32 limit = tltcp_sndq_limit(sk, ctx);
+
+	return READ_ONCE(ctx->queued_mem) < limit &&
+	       READ_ONCE(sk->sk_wmem_queued) <
+			max_t(u32, limit, READ_ONCE(sk->sk_sndbuf)) &&
 	       READ_ONCE(ctx->queued_sections) < TLTCP_MAX_QUEUED;
+}
+
+/* The largest MSG_TL section: the queue limit.  A section is admitted
+ * whole once the queue has room, so the socket may overshoot its limit by
+ * at most that much, and pins at most about twice what TCP would.
+ */
+static u32 tltcp_max_section(const struct sock *sk,
+			     const struct tltcp_ctx *ctx)
+{
+	return min_t(u32, tltcp_sndq_limit(sk, ctx), TL_MAX_SECTION_LEN);
 }
 
 static bool tltcp_tx_pending(const struct tltcp_ctx *ctx)
@@ -61,11 +93,14 @@ static bool tltcp_tx_pending(const struct tltcp_ctx *ctx)
 	return !list_empty(&ctx->sendq) || ctx->txr.len;
 }
 
-/* The connection can no longer carry our records. */
+/* The connection can no longer carry our records.  Judged by the state
+ * alone: a socket error on a live connection (ICMP with IP_RECVERR) is
+ * the application's to read, while TCP goes on.
+ */
 static bool tltcp_tx_dead(const struct sock *sk)
 {
-	return READ_ONCE(sk->sk_err) ||
-	       !((1 << sk->sk_state) & (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT));
+	return !((1 << READ_ONCE(sk->sk_state)) &
+		 (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT));
 }
 
 static void tltcp_wake_writers(struct sock *sk)
@@ -94,9 +129,20 @@ static void tltcp_arm_timer(struct tltcp_ctx *ctx, u64 at)
 			      HRTIMER_MODE_ABS_SOFT);
 }
 
+/* Queue memory, charged to the socket like its write queue (the caller
+ * reserved it); sk_forward_alloc and sk_wmem_queued are the lock owner's.
+ */
+static void tltcp_charge(struct sock *sk, struct tltcp_ctx *ctx, u32 mem)
+{
+	WRITE_ONCE(ctx->queued_mem, ctx->queued_mem + mem);
+	sk_wmem_queued_add(sk, mem);
+	sk_mem_charge(sk, mem);
+}
+
 static void tltcp_uncharge(struct sock *sk, struct tltcp_ctx *ctx, u32 mem)
 {
 	WRITE_ONCE(ctx->queued_mem, ctx->queued_mem - mem);
+	sk_wmem_queued_add(sk, -(int)mem);
 	sk_mem_uncharge(sk, mem);
 }
 
@@ -107,18 +153,24 @@ static void tltcp_free_data(struct sock *sk, struct tltcp_ctx *ctx,
 		return;
 	kvfree(sec->data);
 	sec->data = NULL;
-	tltcp_uncharge(sk, ctx, sec->len);
+	tltcp_uncharge(sk, ctx, sec->mem);
+}
+
+static void tltcp_free_section(struct sock *sk, struct tltcp_ctx *ctx,
+			       struct tltcp_section *sec)
+{
+	tltcp_free_data(sk, ctx, sec);
+	tltcp_uncharge(sk, ctx, TLTCP_SECTION_MEM);
+	kfree(sec);
 }
 
 static void tltcp_dequeue(struct sock *sk, struct tltcp_ctx *ctx,
 			  struct tltcp_section *sec)
 {
 	list_del(&sec->list);
-	tltcp_free_data(sk, ctx, sec);
-	tltcp_uncharge(sk, ctx, sizeof(*sec));
 	WRITE_ONCE(ctx->queued_sections, ctx->queued_sections - 1);
 	ctx->info.sections_queued--;
-	kfree(sec);
+	tltcp_free_section(sk, ctx, sec);
 }
 
 /* Retransmissions while TCP's oldest unacknowledged byte belongs to an
@@ -213,6 +265,28 @@ static void tltcp_set_record(struct tltcp_ctx *ctx, u8 type,
 	r->done = 0;
 }
 
+/* tcp_sendmsg_locked(), with two things of ours put aside for the call.
+ * TCP takes data only while sk_wmem_queued is below sk_sndbuf: our queue,
+ * counted there too, is what TCP is being given, so it is hidden.  sk_err
+ * on a live connection is a soft error (ICMP with IP_RECVERR) that belongs
+ * to the application; TCP would fail the call and consume it.  Both are
+ * stable: only the lock owner changes them (tcp_sendmsg_locked() may run
+ * the backlog, which changes them in our context, hence the checks).
+ */
+static int tltcp_tcp_sendmsg(struct sock *sk, struct tltcp_ctx *ctx,
+			     struct msghdr *msg, size_t len)
+{
+	int err = sk->sk_err, ret;
+
+	WRITE_ONCE(sk->sk_err, 0);
+	sk_wmem_queued_add(sk, -(int)ctx->queued_mem);
+	ret = tcp_sendmsg_locked(sk, msg, len);
+	sk_wmem_queued_add(sk, ctx->queued_mem);
+	if (err && !sk->sk_err)
+		WRITE_ONCE(sk->sk_err, err);
+	return ret;
+}
+
 /* Hand TCP what it has not taken of the current record; true when the
  * record is complete.
  */
@@ -236,7 +310,7 @@ static bool tltcp_send_record(struct sock *sk, struct tltcp_ctx *ctx)
 		iov[n++].iov_len = r->len - TLTCP_HDR_LEN - off;
 	}
 	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, iov, n, left);
-	ret = tcp_sendmsg_locked(sk, &msg, left);
+	ret = tltcp_tcp_sendmsg(sk, ctx, &msg, left);
 	if (ret > 0)
 		r->done += ret;
 	if (r->done < r->len)
@@ -314,6 +388,10 @@ static void __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, bool all)
 		n = min3(sec->len - sec->sent, limit - unsent - TLTCP_HDR_LEN,
 			 TLTCP_MAX_RECORD);
 		tltcp_set_record(ctx, TLTCP_REC_DATA, sec, n, n);
+		/* Where the section's bytes end in TCP once this record is
+		 * taken: the obsolete-bytes estimate needs it at once.
+		 */
+		sec->end_seq = tp->write_seq + ctx->txr.len;
 		sec->sent += n;
 		ctx->info.bytes_sent += n;
 		ctx->info.bytes_queued -= n;
@@ -395,13 +473,14 @@ void tltcp_tx_init(struct sock *sk, struct tltcp_ctx *ctx)
 	ctx->txr.hdr.sec_len = 0;
 }
 
-/* Why this socket cannot queue sections now, or 0. */
+/* Why this socket cannot queue sections now, or 0.  A socket error is
+ * left in place: sendmsg() reports it, through sk_stream_error(), only if
+ * it queued nothing (as TCP does), else the next call does.
+ */
 static int tltcp_send_error(struct sock *sk, const struct tltcp_ctx *ctx)
 {
-	if (sk->sk_err)
-		return sock_error(sk);
-	if ((sk->sk_shutdown & SEND_SHUTDOWN) || ctx->fin_pending ||
-	    tltcp_tx_dead(sk))
+	if (READ_ONCE(sk->sk_err) || (sk->sk_shutdown & SEND_SHUTDOWN) ||
+	    ctx->fin_pending || tltcp_tx_dead(sk))
 		return -EPIPE;
 	return 0;
 }
@@ -436,38 +515,111 @@ static int tltcp_wait_room(struct sock *sk, struct tltcp_ctx *ctx,
 	return err;
 }
 
+/* Reserve @size bytes of socket memory (tcp_mem and, with cgroup v2, the
+ * memory cgroup) for the queue.  TCP's own write-queue rule would force
+ * the charge through both limits whenever the socket is over its send
+ * buffer, which a queue of whole sections often is; TCP can afford that
+ * for one skb, we cannot for a section.  So the charge is made with the
+ * rule that fails instead (SK_MEM_RECV's: under pressure it still keeps
+ * a socket's minimum).
+ */
+static bool tltcp_mem_schedule(struct sock *sk, int size)
+{
+	if (!sk_has_account(sk) || size <= sk->sk_forward_alloc)
+		return true;
+	return __sk_mem_schedule(sk, size, SK_MEM_RECV);
+}
+
+/* A section of @len bytes with its data, charged and counted, or NULL.
+ * Memory is charged to the memory cgroup exactly once: as socket memory
+ * when the socket belongs to one (cgroup v2), else as kernel memory.
+ * __GFP_RETRY_MAYFAIL: a failure, not the OOM killer.
+ */
+static struct tltcp_section *tltcp_alloc_section(struct sock *sk,
+						 struct tltcp_ctx *ctx,
+						 u32 len)
+{
+	gfp_t gfp = __GFP_NOWARN | __GFP_RETRY_MAYFAIL |
+		    (mem_cgroup_sockets_enabled && sk->sk_memcg ?
+		     GFP_KERNEL : GFP_KERNEL_ACCOUNT);
+	struct tltcp_section *sec;
+	u32 mem;
+
+	sec = kzalloc(sizeof(*sec), gfp);
+	if (!sec)
+		return NULL;
+	sec->data = kvmalloc(len, gfp);
+	if (!sec->data)
+		goto free;
+	sec->mem = is_vmalloc_addr(sec->data) ? PAGE_ALIGN(len) :
+		   kmalloc_size_roundup(len);
+	mem = TLTCP_SECTION_MEM + sec->mem;
+	if (!tltcp_mem_schedule(sk, mem))
+		goto free;
+	tltcp_charge(sk, ctx, mem);
+	sec->len = len;
+	return sec;
+free:
+	kvfree(sec->data);
+	kfree(sec);
+	return NULL;
+}
+
+/* No memory for a section.  If the socket holds data of its own, freeing
+ * it will make room: wait, as TCP does (a slice at a time, since memory
+ * freed by other sockets wakes nobody here).  Otherwise fail.
+ */
+static int tltcp_wait_mem(struct sock *sk, struct tltcp_ctx *ctx,
+			  long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	u32 held = READ_ONCE(sk->sk_wmem_queued);
+	long slice;
+
+	if (!held)
+		return -ENOBUFS;
+	if (!*timeo)
+		return -EAGAIN;
+	if (signal_pending(current))
+		return sock_intr_errno(*timeo);
+	slice = min_t(long, *timeo, HZ / 5);
+	if (*timeo != MAX_SCHEDULE_TIMEOUT)
+		*timeo -= slice;
+	add_wait_queue(sk_sleep(sk), &wait);
+	set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	sk_wait_event(sk, &slice, READ_ONCE(sk->sk_wmem_queued) < held ||
+		      READ_ONCE(sk->sk_err), &wait);
+	remove_wait_queue(sk_sleep(sk), &wait);
+	if (*timeo != MAX_SCHEDULE_TIMEOUT)
+		*timeo += slice;
+	return 0;
+}
+
 /* Queue one section of @len bytes taken from @msg. */
 static int tltcp_queue_section(struct sock *sk, struct tltcp_ctx *ctx,
 			       struct msghdr *msg, u32 len, u64 deadline,
 			       long *timeo)
 {
-	u32 mem = sizeof(struct tltcp_section) + len;
 	struct tltcp_section *sec;
 	int err;
 
-	err = tltcp_wait_room(sk, ctx, timeo);
-	if (err)
-		return err;
-	if (!sk_wmem_schedule(sk, mem))
-		return -ENOBUFS;
-	sec = kzalloc(sizeof(*sec), sk->sk_allocation);
-	if (!sec)
-		return -ENOBUFS;
-	sec->data = kvmalloc(len, GFP_KERNEL | __GFP_NOWARN);
-	if (!sec->data) {
-		kfree(sec);
-		return -ENOBUFS;
+	for (;;) {
+		err = tltcp_wait_room(sk, ctx, timeo);
+		if (err)
+			return err;
+		sec = tltcp_alloc_section(sk, ctx, len);
+		if (sec)
+			break;
+		err = tltcp_wait_mem(sk, ctx, timeo);
+		if (err)
+			return err;
 	}
 	if (!copy_from_iter_full(sec->data, len, &msg->msg_iter)) {
-		kvfree(sec->data);
-		kfree(sec);
+		tltcp_free_section(sk, ctx, sec);
 		return -EFAULT;
 	}
-	sk_mem_charge(sk, mem);
-	WRITE_ONCE(ctx->queued_mem, ctx->queued_mem + mem);
 	WRITE_ONCE(ctx->queued_sections, ctx->queued_sections + 1);
 	sec->id = ctx->next_id++;
-	sec->len = len;
 	sec->deadline = deadline;
 	list_add_tail(&sec->list, &ctx->sendq);
 	ctx->info.sections_offered++;
@@ -555,7 +707,9 @@ static int tltcp_send_sections(struct sock *sk, struct tltcp_ctx *ctx,
 	err = tltcp_sections(msg, &iov, &n);
 	if (err)
 		return err;
-	if (n > TL_MAX_SECTIONS)
+	/* The iovec was cut at MAX_RW_COUNT bytes, sections with it. */
+	if (n > TL_MAX_SECTIONS ||
+	    iov_iter_count(&msg->msg_iter) >= MAX_RW_COUNT)
 		return -EMSGSIZE;
 	if (!dl->val || dl->n != n)
 		return -EINVAL;
@@ -564,7 +718,7 @@ static int tltcp_send_sections(struct sock *sk, struct tltcp_ctx *ctx,
 
 		if (!len)
 			return -EINVAL;
-		if (len > TL_MAX_SECTION_LEN)
+		if (len > tltcp_max_section(sk, ctx))
 			return -EMSGSIZE;
 		if (!tltcp_deadline(dl, i, now))
 			return -EINVAL;
@@ -659,21 +813,15 @@ void tltcp_shutdown(struct sock *sk, int how)
 	ctx->sk_proto->shutdown(sk, how);
 }
 
-/* close(): the timer and the work are stopped and the socket is locked.
- * With SO_LINGER and a time, keep pushing (deadlines still apply) until the
- * queue is empty or the time is up.  Then hand TCP whatever it takes at
- * once, which it sends after close like any TCP data (deadlines no longer
- * apply), and drop the rest.  A record TCP took only in part cannot be
- * completed: the connection is reset rather than left with a stream the
- * peer cannot parse.  SO_LINGER with zero time resets it anyway.
+/* SO_LINGER with a time: push as usual (deadlines apply) until the queue
+ * is empty, the connection is gone or the time is up.  Returns the time
+ * left.
  */
-void tltcp_tx_close(struct sock *sk, struct tltcp_ctx *ctx, long timeout)
+static long tltcp_linger(struct sock *sk, struct tltcp_ctx *ctx,
+			 long timeout)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	unsigned long end = jiffies + timeout;
-
-	if (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)
-		goto drop;
 
 	add_wait_queue(sk_sleep(sk), &wait);
 	while (timeout > 0 && !signal_pending(current)) {
@@ -687,15 +835,48 @@ void tltcp_tx_close(struct sock *sk, struct tltcp_ctx *ctx, long timeout)
 		timeout = (long)(end - jiffies);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
+	return max(timeout, 0L);
+}
 
+/* Give TCP everything still queued, as ordinary data it delivers after
+ * close() like any orphaned write queue: abandon what has expired (its
+ * ABANDON records go too), then open TCP's limits (send buffer, notsent
+ * low-water mark) so that it takes the rest.  The memory only changes
+ * hands: each section is freed as TCP takes it.
+ */
+static void tltcp_hand_over(struct sock *sk, struct tltcp_ctx *ctx)
+{
+	if (!tltcp_tx_pending(ctx) || tltcp_tx_dead(sk))
+		return;
 	ctx->timer_at = 0;
+	WRITE_ONCE(sk->sk_sndbuf, INT_MAX);
+	WRITE_ONCE(tcp_sk(sk)->notsent_lowat, U32_MAX);
 	__tltcp_push(sk, ctx, true);
-	if (ctx->txr.len && ctx->txr.done) {
+}
+
+/* close(): the timer and the work are stopped and the socket is locked.
+ * Nothing the application queued is dropped without the peer knowing:
+ * after the SO_LINGER time, if any, the queue goes to TCP (deadlines no
+ * longer apply to it); if TCP cannot take it all (no memory), what is
+ * left is dropped and the connection reset, never closed with a FIN
+ * after a hole.  SO_LINGER with no time resets at once, as for TCP.
+ * Returns the linger time left for TCP's own close.
+ */
+long tltcp_tx_close(struct sock *sk, struct tltcp_ctx *ctx, long timeout)
+{
+	if (sock_flag(sk, SOCK_LINGER) && !sk->sk_lingertime)
+		goto drop;
+
+	if (timeout)
+		timeout = tltcp_linger(sk, ctx, timeout);
+	tltcp_hand_over(sk, ctx);
+	if (tltcp_tx_pending(ctx) && !tltcp_tx_dead(sk)) {
 		sock_set_flag(sk, SOCK_LINGER);
-		sk->sk_lingertime = 0;
+		WRITE_ONCE(sk->sk_lingertime, 0);
 	}
 drop:
 	if (tltcp_tx_pending(ctx))
 		tltcp_purge(sk, ctx);
 	tltcp_update_obsolete(sk, ctx);
+	return timeout;
 }
