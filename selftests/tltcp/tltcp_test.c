@@ -1607,6 +1607,156 @@ TL_TEST(recv_ctrunc)
 	rx_free(&rx);
 }
 
+/* Receiver: stalls, non-blocking reads, shutdown, short exchanges. */
+
+/* Send j->nsec sections (j->lens) in one sendmsg(MSG_TL), then SHUT_WR. */
+static int child_send_one_call(struct job *j)
+{
+	struct iovec *iov = calloc(j->nsec, sizeof(*iov));
+	__u64 *dl = calloc(j->nsec, sizeof(*dl));
+	ssize_t ret, total = 0;
+	int i;
+
+	if (!iov || !dl)
+		return 10;
+	for (i = 0; i < j->nsec; i++) {
+		iov[i].iov_len = j->lens[i];
+		iov[i].iov_base = section_buf(i, j->lens[i]);
+		if (!iov[i].iov_base)
+			return 10;
+		dl[i] = j->deadline;
+		total += j->lens[i];
+	}
+	ret = tl_sendv(j->fd, iov, j->nsec, dl, j->nsec, TL_DEADLINE, MSG_TL);
+	if (ret != total) {
+		fprintf(stderr, "# sender: sendmsg of %d sections returned %zd of %zd: %s\n",
+			j->nsec, ret, total, strerror(errno));
+		return 1;
+	}
+	if (shutdown(j->fd, SHUT_WR)) {
+		fprintf(stderr, "# sender: shutdown: %s\n", strerror(errno));
+		return 3;
+	}
+	for (i = 0; i < j->nsec; i++)
+		free(iov[i].iov_base);
+	free(iov);
+	free(dl);
+	return 0;
+}
+
+/* Read to EOF without MSG_TL in pieces of @bufsz; @want holds @len bytes. */
+static void plain_to_eof(struct __test_metadata *_metadata, int fd,
+			 size_t bufsz, const __u8 *want, size_t len)
+{
+	__u8 *buf = malloc(bufsz);
+	size_t n = 0;
+	ssize_t ret;
+
+	ASSERT_NE(NULL, buf);
+	for (;;) {
+		ret = recv(fd, buf, bufsz, 0);
+		if (ret <= 0)
+			break;
+		ASSERT_GE(len, n + ret) TH_LOG("more bytes than were sent");
+		ASSERT_EQ(0, memcmp(buf, want + n, ret))
+			TH_LOG("bytes %zu..%zu differ", n, n + ret);
+		n += ret;
+	}
+	ASSERT_EQ(0, ret) TH_LOG("recv after %zu of %zu bytes: %s", n, len,
+				 strerror(errno));
+	ASSERT_EQ(len, n);
+	free(buf);
+}
+
+/*
+ * 1024 sections of 1..3000 bytes in one sendmsg(MSG_TL) with 30 s
+ * deadlines, over a 5 Mbit/s link with 10 ms each way, read to EOF with
+ * MSG_TL and without, into 100-byte and 64 KiB buffers, from the start or
+ * after 1.5 s (the receive buffer full, the window closed).  The receiver
+ * never stalls with data queued (a stalled read times out after 5 s), every
+ * byte arrives where it belongs, nothing is abandoned, and each run takes
+ * well under the deadlines.
+ */
+TL_TEST(rx_many_small_sections_slow_link)
+{
+	/* read mode, buffer size, ms before the first read */
+	static const struct { bool tl; size_t bufsz; unsigned int late; } runs[] = {
+		{ true, 100, 0 }, { true, 65536, 0 },
+		{ false, 100, 0 }, { false, 65536, 0 },
+		{ true, 100, 1500 }, { false, 65536, 1500 },
+	};
+	const int nsec = 1024;
+	__u64 lens[1024], total = 0, t0, took;
+	__u32 rng = 0x51a11;
+	struct tl_info si;
+	__u8 *want;
+	unsigned int r;
+	struct job *j;
+	struct rx rx;
+	ssize_t ret;
+	pid_t pid;
+	int k;
+
+	SETUP_SKIPPED();
+	for (k = 0; k < nsec; k++) {
+		lens[k] = 1 + rnd(&rng) % 3000;
+		total += lens[k];
+	}
+	want = malloc(total);
+	ASSERT_NE(NULL, want);
+	for (k = 0, total = 0; k < nsec; k++) {
+		fill(want + total, k, 0, lens[k]);
+		total += lens[k];
+	}
+	shape_lo(_metadata, 5000000);
+	ASSERT_EQ(0, system("tc qdisc change dev lo root netem rate 5000000bit delay 10ms"));
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+
+	for (r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		reopen(_metadata, self, variant, &default_opts);
+		set_timeouts(self->rcv, 5000);
+		set_timeouts(self->snd, 30000);
+		memset(j, 0, sizeof(*j));
+		j->fd = self->snd;
+		j->nsec = nsec;
+		j->lens = lens;
+		j->deadline = SEC(30);
+		t0 = now_ns();
+		pid = spawn(child_send_one_call, j);
+		ASSERT_LT(0, pid);
+		/* a late reader finds its buffer full, the window closed */
+		sleep_ms(runs[r].late);
+		if (runs[r].tl) {
+			ASSERT_EQ(0, rx_init(&rx, lens, nsec, runs[r].bufsz));
+			ret = rx_to_eof(_metadata, &rx, self->rcv, runs[r].bufsz);
+			if (ret && system("ss -tmni >&2"))
+				TH_LOG("ss failed");
+			ASSERT_EQ(0, ret) TH_LOG("MSG_TL, %zu-byte buffer: recvmsg after %llu of %llu bytes: %s",
+						 runs[r].bufsz,
+						 (unsigned long long)rx.stream_off,
+						 (unsigned long long)total, strerror(-ret));
+			EXPECT_EQ((__u64)nsec, rx.section);
+			EXPECT_EQ(total, rx.data);
+			EXPECT_EQ(0, rx.gap);
+			rx_free(&rx);
+		} else {
+			plain_to_eof(_metadata, self->rcv, runs[r].bufsz, want,
+				     total);
+		}
+		took = now_ns() - t0;
+		ASSERT_EQ(0, reap(pid));
+		TH_LOG("%s, %zu-byte buffer, reading after %u ms: %llu bytes in %llu ms",
+		       runs[r].tl ? "MSG_TL" : "plain", runs[r].bufsz,
+		       runs[r].late, (unsigned long long)total,
+		       (unsigned long long)(took / NSEC_PER_MSEC));
+		EXPECT_GT(SEC(15), took);
+		ASSERT_EQ(0, get_info(self->snd, &si));
+		EXPECT_EQ(0, si.bytes_abandoned);
+	}
+	free(want);
+}
+
 /*
  * e. Where tltcp is not: SOL_TLTCP options on a plain TCP socket fail
  * (ENOPROTOOPT; getsockopt on IPv4: EOPNOTSUPP, the IP layer's answer);
