@@ -12,6 +12,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
 #include <net/sock.h>
@@ -75,6 +76,7 @@ struct tltcp_tx_record {
 
 struct tltcp_rx {
 	struct mutex		lock;		/* one reader at a time */
+	wait_queue_head_t	wait;		/* readers waiting for it */
 	u8			hdr[TLTCP_HDR_LEN];
 	u32			hdr_have;
 	u8			type;		/* of the record being read */

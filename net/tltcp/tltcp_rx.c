@@ -29,6 +29,34 @@
 void tltcp_rx_init(struct tltcp_ctx *ctx)
 {
 	mutex_init(&ctx->rx.lock);
+	init_waitqueue_head(&ctx->rx.wait);
+}
+
+/* One reader at a time.  A read that may not block (MSG_DONTWAIT,
+ * O_NONBLOCK) does not wait for another reader; others wait at most their
+ * SO_RCVTIMEO, and a signal interrupts them as it would in TCP.
+ */
+static int tltcp_rx_lock(struct sock *sk, struct tltcp_rx *rx, int flags)
+{
+	long timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
+	long ret;
+
+	if (mutex_trylock(&rx->lock))
+		return 0;
+	if (!timeo)
+		return -EAGAIN;
+	ret = wait_event_interruptible_timeout(rx->wait,
+					       mutex_trylock(&rx->lock),
+					       timeo);
+	if (ret > 0)
+		return 0;
+	return ret ? sock_intr_errno(timeo) : -EAGAIN;
+}
+
+static void tltcp_rx_unlock(struct tltcp_rx *rx)
+{
+	mutex_unlock(&rx->lock);
+	wake_up(&rx->wait);
 }
 
 /* The peer broke the framing: fail the connection (RST, sk_err EPROTO). */
@@ -176,8 +204,9 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		return -EOPNOTSUPP;
 	if (!len)
 		return 0;
-	if (mutex_lock_interruptible(&rx->lock))
-		return -ERESTARTSYS;
+	err = tltcp_rx_lock(sk, rx, flags);
+	if (err)
+		return err;
 
 	for (;;) {
 		/* Once something is copied, only wait if MSG_WAITALL asks. */
@@ -238,6 +267,6 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		if (tl)
 			break;
 	}
-	mutex_unlock(&rx->lock);
+	tltcp_rx_unlock(rx);
 	return copied ? copied : err;
 }

@@ -1758,6 +1758,83 @@ TL_TEST(rx_many_small_sections_slow_link)
 }
 
 /*
+ * A reader blocked in recv() does not hold up a non-blocking one: with
+ * thread A (here a child sharing the socket) blocked in recvmsg(MSG_TL),
+ * recvmsg(MSG_DONTWAIT) and a read with O_NONBLOCK fail with EAGAIN at
+ * once, and a read with SO_RCVTIMEO of 200 ms fails with EAGAIN after
+ * about 200 ms.  An alarm ends a call that waits for A instead (EINTR).
+ */
+static void on_alarm(int sig)
+{
+}
+
+TL_TEST(rx_nonblocking_beside_blocked_reader)
+{
+	const struct sigaction sa = { .sa_handler = on_alarm };
+	const struct timeval tv = { .tv_usec = 200000 }, forever = {};
+	struct job *j;
+	struct rxmsg m;
+	__u64 t, took;
+	char buf[4096];
+	pid_t pid;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_RCVTIMEO, &forever,
+				sizeof(forever)));
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	j->fd = self->rcv;
+	pid = spawn(child_drain, j);
+	ASSERT_LT(0, pid);
+	sleep_ms(300);	/* A is blocked in recvmsg() */
+
+	alarm(3);
+	t = now_ns();
+	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL | MSG_DONTWAIT, &m);
+	took = now_ns() - t;
+	EXPECT_EQ(-1, m.ret);
+	EXPECT_EQ(EAGAIN, m.err) TH_LOG("MSG_DONTWAIT: %s after %llu ms",
+					strerror(m.err),
+					(unsigned long long)(took / NSEC_PER_MSEC));
+	EXPECT_GT(MSEC(100), took);
+
+	ASSERT_EQ(0, set_nonblock(self->rcv, true));
+	alarm(3);
+	t = now_ns();
+	errno = 0;
+	EXPECT_EQ(-1, read(self->rcv, buf, sizeof(buf)));
+	took = now_ns() - t;
+	EXPECT_EQ(EAGAIN, errno) TH_LOG("O_NONBLOCK: %s after %llu ms",
+					strerror(errno),
+					(unsigned long long)(took / NSEC_PER_MSEC));
+	EXPECT_GT(MSEC(100), took);
+	ASSERT_EQ(0, set_nonblock(self->rcv, false));
+
+	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	alarm(3);
+	t = now_ns();
+	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL, &m);
+	took = now_ns() - t;
+	alarm(0);
+	EXPECT_EQ(-1, m.ret);
+	EXPECT_EQ(EAGAIN, m.err) TH_LOG("SO_RCVTIMEO 200 ms: %s after %llu ms",
+					strerror(m.err),
+					(unsigned long long)(took / NSEC_PER_MSEC));
+	EXPECT_LE(MSEC(150), took);
+	EXPECT_GT(MSEC(1000), took);
+
+	/* A still gets what comes, then EOF. */
+	ASSERT_EQ(1000, tl_send1(self->snd, 0, 1000, SEC(5), 0));
+	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+	ASSERT_EQ(0, reap(pid));
+	EXPECT_EQ(0, j->rx_err) TH_LOG("reader A: %s", strerror(j->rx_err));
+	EXPECT_EQ(1000, j->data);
+	EXPECT_EQ(0, j->bad);
+	signal(SIGALRM, SIG_DFL);
+}
+
+/*
  * e. Where tltcp is not: SOL_TLTCP options on a plain TCP socket fail
  * (ENOPROTOOPT; getsockopt on IPv4: EOPNOTSUPP, the IP layer's answer);
  * attaching on a listening or an unconnected socket is ENOTCONN; attaching
