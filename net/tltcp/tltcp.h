@@ -89,6 +89,7 @@ struct tltcp_rx {
 	u32			sec_len;
 	u64			stream_off;	/* of the next byte */
 	int			err;		/* sticky framing error */
+	bool			shut;		/* shutdown(SHUT_RD) here */
 };
 
 enum {

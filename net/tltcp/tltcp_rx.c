@@ -59,6 +59,19 @@ static void tltcp_rx_unlock(struct tltcp_rx *rx)
 	wake_up(&rx->wait);
 }
 
+/* shutdown(SHUT_RD) on this end, not the peer's FIN nor a reset: from
+ * then on reads return 0.  The stream may well stop inside a record.
+ * Under rx.lock, or from close().
+ */
+static bool tltcp_rx_shut(struct sock *sk, struct tltcp_rx *rx)
+{
+	if (!rx->shut && (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) &&
+	    !sock_flag(sk, SOCK_DONE) &&
+	    inet_sk_state_load(sk) != TCP_CLOSE)
+		rx->shut = true;
+	return rx->shut;
+}
+
 /* The peer broke the framing: fail the connection (RST, sk_err EPROTO). */
 static int tltcp_rx_fail(struct sock *sk, struct tltcp_ctx *ctx)
 {
@@ -140,8 +153,8 @@ static int tltcp_rx_header(struct sock *sk, struct tltcp_ctx *ctx,
 	if (ret < 0)
 		return ret;
 	if (!ret) {
-		/* The stream may end between records, not inside one. */
-		if (rx->hdr_have)
+		/* The peer may end the stream between records only. */
+		if (rx->hdr_have && !tltcp_rx_shut(sk, rx))
 			return tltcp_rx_fail(sk, ctx);
 		return 0;
 	}
@@ -220,6 +233,8 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 			err = rx->err;
 			break;
 		}
+		if (tltcp_rx_shut(sk, rx))
+			break;
 		if (!rx->left) {
 			err = tltcp_rx_header(sk, ctx, bflags, addr_len);
 			if (err <= 0)
@@ -256,7 +271,8 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 			break;
 		}
 		if (!ret) {
-			err = tltcp_rx_fail(sk, ctx);
+			if (!tltcp_rx_shut(sk, rx))
+				err = tltcp_rx_fail(sk, ctx);
 			break;
 		}
 		if (tl)

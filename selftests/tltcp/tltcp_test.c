@@ -1834,6 +1834,87 @@ TL_TEST(rx_nonblocking_beside_blocked_reader)
 	signal(SIGALRM, SIG_DFL);
 }
 
+/* A record header as the module puts it on the wire (net/tltcp/tltcp.h). */
+#define WIRE_HELLO	1
+#define WIRE_DATA	2
+#define WIRE_ABANDON	3
+#define WIRE_HDR_LEN	20
+
+static void wire_hdr(__u8 *h, __u8 type, __u32 len, __u32 sec, __u32 off,
+		     __u32 sec_len)
+{
+	__u32 f[4] = { htonl(len), htonl(sec), htonl(off), htonl(sec_len) };
+
+	memset(h, 0, 4);
+	h[0] = type;
+	memcpy(h + 4, f, sizeof(f));
+}
+
+/* Write a HELLO, as an end that attached tltcp does first. */
+static void wire_hello(struct __test_metadata *_metadata, int fd)
+{
+	__u8 h[WIRE_HDR_LEN];
+
+	wire_hdr(h, WIRE_HELLO, 0, 0x544c5443, 1, 0);
+	ASSERT_EQ(WIRE_HDR_LEN, write(fd, h, sizeof(h)));
+}
+
+/* Read exactly @len bytes of a plain TCP socket. */
+static void read_full(struct __test_metadata *_metadata, int fd, void *buf,
+		      size_t len)
+{
+	size_t n = 0;
+	ssize_t ret;
+
+	while (n < len) {
+		ret = recv(fd, (__u8 *)buf + n, len - n, 0);
+		ASSERT_LT(0, ret) TH_LOG("after %zu of %zu bytes: %s", n, len,
+					 ret ? strerror(errno) : "EOF");
+		n += ret;
+	}
+}
+
+/*
+ * shutdown(SHUT_RD) in the middle of a record (a plain peer announced
+ * 1000 bytes and sent 500): reads return 0 from then on, the connection
+ * is not reset, and the receiving end still sends a section that the peer
+ * reads intact, HELLO and record as the module frames them.
+ */
+TL_TEST(rx_shut_rd_mid_record)
+{
+	const struct pair_opts o = { .plain_snd = true };
+	__u8 h[WIRE_HDR_LEN], data[1000], got[1000];
+	struct rxmsg m;
+
+	SETUP_SKIPPED();
+	reopen(_metadata, self, variant, &o);
+	wire_hello(_metadata, self->snd);
+	wire_hdr(h, WIRE_DATA, 1000, 0, 0, 1000);
+	fill(data, 0, 0, 500);
+	ASSERT_EQ(WIRE_HDR_LEN, write(self->snd, h, sizeof(h)));
+	ASSERT_EQ(500, write(self->snd, data, 500));
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL, &m);
+	ASSERT_EQ(500, m.ret) TH_LOG("recvmsg: %s", strerror(m.err));
+	ASSERT_EQ(-1, mismatch(got, 0, 0, 500));
+
+	ASSERT_EQ(0, shutdown(self->rcv, SHUT_RD));
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL, &m);
+	EXPECT_EQ(0, m.ret) TH_LOG("recvmsg after SHUT_RD: %zd (%s)", m.ret,
+				   strerror(m.err));
+	EXPECT_EQ(0, recv(self->rcv, got, sizeof(got), MSG_DONTWAIT));
+
+	/* The other direction still works. */
+	ASSERT_EQ(1000, tl_send1(self->rcv, 0, 1000, SEC(5), 0))
+		TH_LOG("sendmsg after SHUT_RD: %s", strerror(errno));
+	read_full(_metadata, self->snd, h, sizeof(h));
+	EXPECT_EQ(WIRE_HELLO, h[0]);
+	read_full(_metadata, self->snd, h, sizeof(h));
+	EXPECT_EQ(WIRE_DATA, h[0]);
+	EXPECT_EQ(htonl(1000), *(__u32 *)(h + 4));
+	read_full(_metadata, self->snd, got, 1000);
+	EXPECT_EQ(-1, mismatch(got, 0, 0, 1000));
+}
+
 /*
  * e. Where tltcp is not: SOL_TLTCP options on a plain TCP socket fail
  * (ENOPROTOOPT; getsockopt on IPv4: EOPNOTSUPP, the IP layer's answer);
