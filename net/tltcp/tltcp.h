@@ -89,6 +89,8 @@ struct tltcp_rx {
 	u32			sec_len;
 	u64			stream_off;	/* of the next byte */
 	int			err;		/* sticky framing error */
+	int			poll_err;	/* TCP's, taken by poll() */
+	bool			plain;		/* last read without MSG_TL */
 	bool			shut;		/* shutdown(SHUT_RD) here */
 };
 
@@ -149,5 +151,6 @@ void tltcp_rx_init(struct tltcp_ctx *ctx);
 void tltcp_rx_close(struct sock *sk, struct tltcp_ctx *ctx);
 int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		  int flags, int *addr_len);
+bool tltcp_rx_readable(struct sock *sk, struct tltcp_ctx *ctx, bool tcp_in);
 
 #endif /* _NET_TLTCP_H */

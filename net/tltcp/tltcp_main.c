@@ -84,6 +84,11 @@ static __poll_t tltcp_poll(struct file *file, struct socket *sock,
 	__poll_t mask;
 
 	mask = tltcp_base_ops[tltcp_family(sk)]->poll(file, sock, wait);
+	/* Readable means a read returns something, not only framing. */
+	if (tltcp_rx_readable(sk, ctx, mask & EPOLLIN))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	else
+		mask &= ~(EPOLLIN | EPOLLRDNORM);
 	/* Writable means the module's queue has room, whatever TCP's has. */
 	if (((1 << inet_sk_state_load(sk)) &
 	     (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)) &&

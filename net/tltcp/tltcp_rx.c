@@ -220,6 +220,12 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 	err = tltcp_rx_lock(sk, rx, flags);
 	if (err)
 		return err;
+	rx->plain = !tl;
+	if (rx->poll_err) {
+		err = rx->poll_err;
+		rx->poll_err = 0;
+		goto out;
+	}
 
 	for (;;) {
 		/* Once something is copied, only wait if MSG_WAITALL asks. */
@@ -283,6 +289,65 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		if (tl)
 			break;
 	}
+out:
 	tltcp_rx_unlock(rx);
 	return copied ? copied : err;
+}
+
+/* Framing before the next thing a read returns: a record in progress, or
+ * headers and (for a plain reader) gaps read without waiting.  True if a
+ * read would return data, a gap (MSG_TL), the end or an error.  Under
+ * rx.lock.
+ */
+static bool tltcp_rx_ready(struct sock *sk, struct tltcp_ctx *ctx)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct tltcp_rx *rx = &ctx->rx;
+	int addr_len = 0, ret;
+
+	for (;;) {
+		if (rx->err || rx->poll_err || READ_ONCE(sk->sk_err) ||
+		    tltcp_rx_shut(sk, rx))
+			return true;
+		if (rx->left && rx->type == TLTCP_REC_DATA)
+			return READ_ONCE(tp->rcv_nxt) != tp->copied_seq ||
+			       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
+		if (rx->left && !rx->plain)
+			return true;
+		if (rx->left) {
+			/* a plain read skips it */
+			tltcp_rx_advance(rx, rx->left);
+			continue;
+		}
+		ret = tltcp_rx_header(sk, ctx, MSG_DONTWAIT, &addr_len);
+		if (ret > 0)
+			continue;
+		if (ret == -EAGAIN || ret == -EINTR)
+			return false;
+		/* The end, or an error the next read reports. */
+		if (ret < 0 && !rx->err)
+			rx->poll_err = ret;
+		return true;
+	}
+}
+
+/* poll(): would a read return something?  @tcp_in: TCP has something to
+ * read.  Process context, no lock held.  While a reader holds rx.lock,
+ * TCP's answer stands.
+ */
+bool tltcp_rx_readable(struct sock *sk, struct tltcp_ctx *ctx, bool tcp_in)
+{
+	struct tltcp_rx *rx = &ctx->rx;
+	bool ready;
+
+	if (!mutex_trylock(&rx->lock))
+		return tcp_in;
+	if (tcp_in)
+		ready = tltcp_rx_ready(sk, ctx);
+	else
+		ready = rx->err || rx->poll_err ||
+			(rx->left && rx->type == TLTCP_REC_ABANDON &&
+			 !rx->plain);
+	tltcp_rx_unlock(rx);
+	return ready;
 }

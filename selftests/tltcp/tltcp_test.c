@@ -1915,6 +1915,85 @@ TL_TEST(rx_shut_rd_mid_record)
 	EXPECT_EQ(-1, mismatch(got, 0, 0, 1000));
 }
 
+/* poll() with a 0 timeout: is @fd readable? */
+static bool readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
+/*
+ * poll() reports POLLIN only when a read would return something: not for
+ * the HELLO alone, a partial header, or a header without its payload;
+ * not for a gap to a plain reader (one that last read without MSG_TL);
+ * yes for data, for a gap to a MSG_TL reader, and for EOF.  Whenever it
+ * does, a non-blocking read succeeds.
+ */
+TL_TEST(rx_poll_framing_only)
+{
+	const struct pair_opts o = { .plain_snd = true };
+	__u8 h[WIRE_HDR_LEN], data[100], got[200];
+	struct rxmsg m;
+
+	SETUP_SKIPPED();
+	reopen(_metadata, self, variant, &o);
+	wire_hello(_metadata, self->snd);
+	sleep_ms(100);
+	EXPECT_FALSE(readable(self->rcv)) TH_LOG("readable with the HELLO alone");
+
+	wire_hdr(h, WIRE_DATA, 100, 0, 0, 100);
+	ASSERT_EQ(10, write(self->snd, h, 10));
+	sleep_ms(100);
+	EXPECT_FALSE(readable(self->rcv)) TH_LOG("readable with half a header");
+	ASSERT_EQ(10, write(self->snd, h + 10, 10));
+	sleep_ms(100);
+	EXPECT_FALSE(readable(self->rcv)) TH_LOG("readable with a header alone");
+	fill(data, 0, 0, 100);
+	ASSERT_EQ(100, write(self->snd, data, 100));
+	sleep_ms(100);
+	EXPECT_TRUE(readable(self->rcv));
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL | MSG_DONTWAIT, &m);
+	ASSERT_EQ(100, m.ret) TH_LOG("recvmsg: %s", strerror(m.err));
+	EXPECT_EQ(TL_DATA, m.type);
+	EXPECT_EQ(-1, mismatch(got, 0, 0, 100));
+
+	/* A plain reader: a gap alone is nothing to read. */
+	EXPECT_ERRNO(EAGAIN, recv(self->rcv, got, sizeof(got), MSG_DONTWAIT));
+	wire_hdr(h, WIRE_ABANDON, 50, 1, 0, 50);
+	ASSERT_EQ(WIRE_HDR_LEN, write(self->snd, h, sizeof(h)));
+	sleep_ms(100);
+	EXPECT_FALSE(readable(self->rcv)) TH_LOG("readable with a gap, plain reader");
+	EXPECT_ERRNO(EAGAIN, recv(self->rcv, got, sizeof(got), MSG_DONTWAIT));
+	wire_hdr(h, WIRE_DATA, 10, 2, 0, 10);
+	ASSERT_EQ(WIRE_HDR_LEN, write(self->snd, h, sizeof(h)));
+	fill(data, 2, 0, 10);
+	ASSERT_EQ(10, write(self->snd, data, 10));
+	sleep_ms(100);
+	EXPECT_TRUE(readable(self->rcv));
+	ASSERT_EQ(10, recv(self->rcv, got, sizeof(got), MSG_DONTWAIT));
+	EXPECT_EQ(-1, mismatch(got, 2, 0, 10));
+
+	/* A MSG_TL reader: a gap is something to read. */
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL | MSG_DONTWAIT, &m);
+	EXPECT_EQ(EAGAIN, m.err);
+	wire_hdr(h, WIRE_ABANDON, 40, 3, 0, 40);
+	ASSERT_EQ(WIRE_HDR_LEN, write(self->snd, h, sizeof(h)));
+	sleep_ms(100);
+	EXPECT_TRUE(readable(self->rcv)) TH_LOG("a gap not readable to MSG_TL");
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL | MSG_DONTWAIT, &m);
+	ASSERT_EQ(40, m.ret) TH_LOG("recvmsg: %s", strerror(m.err));
+	EXPECT_EQ(TL_GAP, m.type);
+	EXPECT_FALSE(readable(self->rcv));
+
+	/* EOF is readable. */
+	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+	sleep_ms(100);
+	EXPECT_TRUE(readable(self->rcv));
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL | MSG_DONTWAIT, &m);
+	EXPECT_EQ(0, m.ret) TH_LOG("recvmsg at EOF: %zd (%s)", m.ret, strerror(m.err));
+}
+
 /*
  * e. Where tltcp is not: SOL_TLTCP options on a plain TCP socket fail
  * (ENOPROTOOPT; getsockopt on IPv4: EOPNOTSUPP, the IP layer's answer);
