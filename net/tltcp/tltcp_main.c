@@ -71,6 +71,10 @@ static const struct proto *tltcp_base_prots[TLTCP_NFAMILIES];
 static const struct proto_ops *tltcp_base_ops[TLTCP_NFAMILIES];
 static DEFINE_MUTEX(tltcp_prot_mutex);
 
+#define TLTCP_ATTACH_STATES	(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT | \
+				 TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 | \
+				 TCPF_CLOSING | TCPF_LAST_ACK)
+
 static int tltcp_family(const struct sock *sk)
 {
 	return sk->sk_family == AF_INET6 ? TLTCP_IPV6 : TLTCP_IPV4;
@@ -337,7 +341,12 @@ static int tltcp_init(struct sock *sk)
 	struct tltcp_ctx *ctx;
 	int err;
 
-	if (sk->sk_state != TCP_ESTABLISHED)
+	/* Wherever the peer's stream can still be read, also once both ends
+	 * have closed it in order (CLOSE after the peer's FIN).  After a
+	 * local shutdown(SHUT_WR) sending fails with EPIPE.
+	 */
+	if (!((1 << sk->sk_state) & TLTCP_ATTACH_STATES) &&
+	    !(sk->sk_state == TCP_CLOSE && sock_flag(sk, SOCK_DONE)))
 		return -ENOTCONN;
 	if (!sk->sk_socket || sk->sk_user_data)
 		return -EBUSY;

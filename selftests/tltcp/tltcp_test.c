@@ -1995,6 +1995,62 @@ TL_TEST(rx_poll_framing_only)
 }
 
 /*
+ * A short exchange: the client attaches, sends one 1000-byte section and
+ * shuts down its sending side (or closes) before the server accepts; the
+ * server accepts 0.5 s later (its socket in CLOSE_WAIT), attaches and
+ * reads the section intact, then EOF.  A server that shut down its own
+ * sending side before attaching (FIN_WAIT, here CLOSE once acknowledged)
+ * still reads; its sendmsg() fails with EPIPE.
+ */
+TL_TEST(rx_attach_after_peer_closed)
+{
+	static const char * const name[] = {
+		"client shut down", "client closed", "both shut down",
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int how, lfd, c, s;
+	struct rx rx;
+	ssize_t ret;
+
+	SETUP_SKIPPED();
+	for (how = 0; how < 3; how++) {
+		lfd = tl_listener(_metadata, variant->family, 0, &ss, &len);
+		c = socket(variant->family, SOCK_STREAM, 0);
+		ASSERT_LE(0, c);
+		ASSERT_EQ(0, connect(c, (struct sockaddr *)&ss, len));
+		ASSERT_EQ(0, tl_attach(c));
+		ASSERT_EQ(1000, tl_send1(c, 0, 1000, SEC(5), 0));
+		ASSERT_EQ(0, how == 1 ? close(c) : shutdown(c, SHUT_WR));
+		sleep_ms(500);
+		s = accept(lfd, NULL, NULL);
+		ASSERT_LE(0, s);
+		close(lfd);
+		set_timeouts(s, 5000);
+		if (how == 2) {
+			/* FIN_WAIT, then CLOSE once the client acknowledges */
+			ASSERT_EQ(0, shutdown(s, SHUT_WR));
+			sleep_ms(100);
+		}
+		ASSERT_EQ(0, tl_attach(s)) TH_LOG("%s: attaching in state %d: %s",
+						  name[how], tcp_state(s),
+						  strerror(errno));
+		ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+		ret = rx_to_eof(_metadata, &rx, s, 65536);
+		EXPECT_EQ(0, ret) TH_LOG("%s: recvmsg: %s", name[how],
+					 strerror(-ret));
+		EXPECT_EQ(1000, rx.data) TH_LOG("%s", name[how]);
+		EXPECT_EQ(1, rx.section) TH_LOG("%s", name[how]);
+		if (how == 2)
+			EXPECT_ERRNO(EPIPE, tl_send1(s, 0, 100, SEC(5), MSG_NOSIGNAL));
+		rx_free(&rx);
+		close(s);
+		if (how != 1)
+			close(c);
+	}
+}
+
+/*
  * e. Where tltcp is not: SOL_TLTCP options on a plain TCP socket fail
  * (ENOPROTOOPT; getsockopt on IPv4: EOPNOTSUPP, the IP layer's answer);
  * attaching on a listening or an unconnected socket is ENOTCONN; attaching
