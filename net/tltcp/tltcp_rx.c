@@ -7,7 +7,9 @@
  * from TCP into the context, payload straight into the caller's buffer,
  * both through TCP's own recvmsg, so that receive-window updates, SO_RCVLOWAT,
  * timeouts and signals behave as on a TCP socket.  A mutex keeps concurrent
- * readers from splitting a record between them.
+ * readers from splitting a record between them.  poll() parses too, when
+ * the mutex is free: it reads the framing that comes before the next data
+ * without waiting, so that POLLIN means a read returns something.
  *
  * With MSG_TL one call returns one piece of one section (TL_DATA) or of
  * one gap (TL_GAP: the buffer is zero-filled, the return value is the
