@@ -12,6 +12,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
 #include <net/sock.h>
@@ -76,6 +77,7 @@ struct tltcp_tx_record {
 
 struct tltcp_rx {
 	struct mutex		lock;		/* one reader at a time */
+	wait_queue_head_t	wait;		/* readers waiting for it */
 	u8			hdr[TLTCP_HDR_LEN];
 	u32			hdr_have;
 	u8			type;		/* of the record being read */
@@ -88,6 +90,9 @@ struct tltcp_rx {
 	u32			sec_len;
 	u64			stream_off;	/* of the next byte */
 	int			err;		/* sticky framing error */
+	int			poll_err;	/* TCP's, taken by poll() */
+	bool			plain;		/* last read without MSG_TL */
+	bool			shut;		/* shutdown(SHUT_RD) here */
 };
 
 enum {
@@ -149,5 +154,6 @@ void tltcp_rx_init(struct tltcp_ctx *ctx);
 void tltcp_rx_close(struct sock *sk, struct tltcp_ctx *ctx);
 int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		  int flags, int *addr_len);
+bool tltcp_rx_readable(struct sock *sk, struct tltcp_ctx *ctx, bool tcp_in);
 
 #endif /* _NET_TLTCP_H */

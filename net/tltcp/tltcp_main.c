@@ -71,6 +71,10 @@ static const struct proto *tltcp_base_prots[TLTCP_NFAMILIES];
 static const struct proto_ops *tltcp_base_ops[TLTCP_NFAMILIES];
 static DEFINE_MUTEX(tltcp_prot_mutex);
 
+#define TLTCP_ATTACH_STATES	(TCPF_ESTABLISHED | TCPF_CLOSE_WAIT | \
+				 TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 | \
+				 TCPF_CLOSING | TCPF_LAST_ACK)
+
 static int tltcp_family(const struct sock *sk)
 {
 	return sk->sk_family == AF_INET6 ? TLTCP_IPV6 : TLTCP_IPV4;
@@ -84,6 +88,11 @@ static __poll_t tltcp_poll(struct file *file, struct socket *sock,
 	__poll_t mask;
 
 	mask = tltcp_base_ops[tltcp_family(sk)]->poll(file, sock, wait);
+	/* Readable means a read returns something, not only framing. */
+	if (tltcp_rx_readable(sk, ctx, mask & EPOLLIN))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	else
+		mask &= ~(EPOLLIN | EPOLLRDNORM);
 	/* Writable means the module's queue has room, whatever TCP's has. */
 	if (((1 << inet_sk_state_load(sk)) &
 	     (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)) &&
@@ -345,7 +354,12 @@ static int tltcp_init(struct sock *sk)
 	struct tltcp_ctx *ctx;
 	int err;
 
-	if (sk->sk_state != TCP_ESTABLISHED)
+	/* Wherever the peer's stream can still be read, also once both ends
+	 * have closed it in order (CLOSE after the peer's FIN).  After a
+	 * local shutdown(SHUT_WR) sending fails with EPIPE.
+	 */
+	if (!((1 << sk->sk_state) & TLTCP_ATTACH_STATES) &&
+	    !(sk->sk_state == TCP_CLOSE && sock_flag(sk, SOCK_DONE)))
 		return -ENOTCONN;
 	if (!sk->sk_socket || sk->sk_user_data)
 		return -EBUSY;

@@ -7,7 +7,9 @@
  * from TCP into the context, payload straight into the caller's buffer,
  * both through TCP's own recvmsg, so that receive-window updates, SO_RCVLOWAT,
  * timeouts and signals behave as on a TCP socket.  A mutex keeps concurrent
- * readers from splitting a record between them.
+ * readers from splitting a record between them.  poll() parses too, when
+ * the mutex is free: it reads the framing that comes before the next data
+ * without waiting, so that POLLIN means a read returns something.
  *
  * With MSG_TL one call returns one piece of one section (TL_DATA) or of
  * one gap (TL_GAP: the buffer is zero-filled, the return value is the
@@ -29,6 +31,47 @@
 void tltcp_rx_init(struct tltcp_ctx *ctx)
 {
 	mutex_init(&ctx->rx.lock);
+	init_waitqueue_head(&ctx->rx.wait);
+}
+
+/* One reader at a time.  A read that may not block (MSG_DONTWAIT,
+ * O_NONBLOCK) does not wait for another reader; others wait at most their
+ * SO_RCVTIMEO, and a signal interrupts them as it would in TCP.
+ */
+static int tltcp_rx_lock(struct sock *sk, struct tltcp_rx *rx, int flags)
+{
+	long timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
+	long ret;
+
+	if (mutex_trylock(&rx->lock))
+		return 0;
+	if (!timeo)
+		return -EAGAIN;
+	ret = wait_event_interruptible_timeout(rx->wait,
+					       mutex_trylock(&rx->lock),
+					       timeo);
+	if (ret > 0)
+		return 0;
+	return ret ? sock_intr_errno(timeo) : -EAGAIN;
+}
+
+static void tltcp_rx_unlock(struct tltcp_rx *rx)
+{
+	mutex_unlock(&rx->lock);
+	wake_up(&rx->wait);
+}
+
+/* shutdown(SHUT_RD) on this end, not the peer's FIN nor a reset: from
+ * then on reads return 0.  The stream may well stop inside a record.
+ * Under rx.lock, or from close().
+ */
+static bool tltcp_rx_shut(struct sock *sk, struct tltcp_rx *rx)
+{
+	if (!rx->shut && (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) &&
+	    !sock_flag(sk, SOCK_DONE) &&
+	    inet_sk_state_load(sk) != TCP_CLOSE)
+		rx->shut = true;
+	return rx->shut;
 }
 
 /* The peer broke the framing: fail the connection (RST, sk_err EPROTO). */
@@ -112,8 +155,8 @@ static int tltcp_rx_header(struct sock *sk, struct tltcp_ctx *ctx,
 	if (ret < 0)
 		return ret;
 	if (!ret) {
-		/* The stream may end between records, not inside one. */
-		if (rx->hdr_have)
+		/* The peer may end the stream between records only. */
+		if (rx->hdr_have && !tltcp_rx_shut(sk, rx))
 			return tltcp_rx_fail(sk, ctx);
 		return 0;
 	}
@@ -176,8 +219,15 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		return -EOPNOTSUPP;
 	if (!len)
 		return 0;
-	if (mutex_lock_interruptible(&rx->lock))
-		return -ERESTARTSYS;
+	err = tltcp_rx_lock(sk, rx, flags);
+	if (err)
+		return err;
+	rx->plain = !tl;
+	if (rx->poll_err) {
+		err = rx->poll_err;
+		rx->poll_err = 0;
+		goto out;
+	}
 
 	for (;;) {
 		/* Once something is copied, only wait if MSG_WAITALL asks. */
@@ -191,6 +241,8 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 			err = rx->err;
 			break;
 		}
+		if (tltcp_rx_shut(sk, rx))
+			break;
 		if (!rx->left) {
 			err = tltcp_rx_header(sk, ctx, bflags, addr_len);
 			if (err <= 0)
@@ -227,7 +279,8 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 			break;
 		}
 		if (!ret) {
-			err = tltcp_rx_fail(sk, ctx);
+			if (!tltcp_rx_shut(sk, rx))
+				err = tltcp_rx_fail(sk, ctx);
 			break;
 		}
 		if (tl)
@@ -238,6 +291,65 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		if (tl)
 			break;
 	}
-	mutex_unlock(&rx->lock);
+out:
+	tltcp_rx_unlock(rx);
 	return copied ? copied : err;
+}
+
+/* Framing before the next thing a read returns: a record in progress, or
+ * headers and (for a plain reader) gaps read without waiting.  True if a
+ * read would return data, a gap (MSG_TL), the end or an error.  Under
+ * rx.lock.
+ */
+static bool tltcp_rx_ready(struct sock *sk, struct tltcp_ctx *ctx)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct tltcp_rx *rx = &ctx->rx;
+	int addr_len = 0, ret;
+
+	for (;;) {
+		if (rx->err || rx->poll_err || READ_ONCE(sk->sk_err) ||
+		    tltcp_rx_shut(sk, rx))
+			return true;
+		if (rx->left && rx->type == TLTCP_REC_DATA)
+			return READ_ONCE(tp->rcv_nxt) != tp->copied_seq ||
+			       (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN);
+		if (rx->left && !rx->plain)
+			return true;
+		if (rx->left) {
+			/* a plain read skips it */
+			tltcp_rx_advance(rx, rx->left);
+			continue;
+		}
+		ret = tltcp_rx_header(sk, ctx, MSG_DONTWAIT, &addr_len);
+		if (ret > 0)
+			continue;
+		if (ret == -EAGAIN || ret == -EINTR)
+			return false;
+		/* The end, or an error the next read reports. */
+		if (ret < 0 && !rx->err)
+			rx->poll_err = ret;
+		return true;
+	}
+}
+
+/* poll(): would a read return something?  @tcp_in: TCP has something to
+ * read.  Process context, no lock held.  While a reader holds rx.lock,
+ * TCP's answer stands.
+ */
+bool tltcp_rx_readable(struct sock *sk, struct tltcp_ctx *ctx, bool tcp_in)
+{
+	struct tltcp_rx *rx = &ctx->rx;
+	bool ready;
+
+	if (!mutex_trylock(&rx->lock))
+		return tcp_in;
+	if (tcp_in)
+		ready = tltcp_rx_ready(sk, ctx);
+	else
+		ready = rx->err || rx->poll_err ||
+			(rx->left && rx->type == TLTCP_REC_ABANDON &&
+			 !rx->plain);
+	tltcp_rx_unlock(rx);
+	return ready;
 }

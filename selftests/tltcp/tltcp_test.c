@@ -1618,6 +1618,449 @@ TL_TEST(recv_ctrunc)
 	rx_free(&rx);
 }
 
+/* Receiver: stalls, non-blocking reads, shutdown, short exchanges. */
+
+/* Send j->nsec sections (j->lens) in one sendmsg(MSG_TL), then SHUT_WR. */
+static int child_send_one_call(struct job *j)
+{
+	struct iovec *iov = calloc(j->nsec, sizeof(*iov));
+	__u64 *dl = calloc(j->nsec, sizeof(*dl));
+	ssize_t ret, total = 0;
+	int i;
+
+	if (!iov || !dl)
+		return 10;
+	for (i = 0; i < j->nsec; i++) {
+		iov[i].iov_len = j->lens[i];
+		iov[i].iov_base = section_buf(i, j->lens[i]);
+		if (!iov[i].iov_base)
+			return 10;
+		dl[i] = j->deadline;
+		total += j->lens[i];
+	}
+	ret = tl_sendv(j->fd, iov, j->nsec, dl, j->nsec, TL_DEADLINE, MSG_TL);
+	if (ret != total) {
+		fprintf(stderr, "# sender: sendmsg of %d sections returned %zd of %zd: %s\n",
+			j->nsec, ret, total, strerror(errno));
+		return 1;
+	}
+	if (shutdown(j->fd, SHUT_WR)) {
+		fprintf(stderr, "# sender: shutdown: %s\n", strerror(errno));
+		return 3;
+	}
+	for (i = 0; i < j->nsec; i++)
+		free(iov[i].iov_base);
+	free(iov);
+	free(dl);
+	return 0;
+}
+
+/* Read to EOF without MSG_TL in pieces of @bufsz; @want holds @len bytes. */
+static void plain_to_eof(struct __test_metadata *_metadata, int fd,
+			 size_t bufsz, const __u8 *want, size_t len)
+{
+	__u8 *buf = malloc(bufsz);
+	size_t n = 0;
+	ssize_t ret;
+
+	ASSERT_NE(NULL, buf);
+	for (;;) {
+		ret = recv(fd, buf, bufsz, 0);
+		if (ret <= 0)
+			break;
+		ASSERT_GE(len, n + ret) TH_LOG("more bytes than were sent");
+		ASSERT_EQ(0, memcmp(buf, want + n, ret))
+			TH_LOG("bytes %zu..%zu differ", n, n + ret);
+		n += ret;
+	}
+	ASSERT_EQ(0, ret) TH_LOG("recv after %zu of %zu bytes: %s", n, len,
+				 strerror(errno));
+	ASSERT_EQ(len, n);
+	free(buf);
+}
+
+/*
+ * 1024 sections of 1..3000 bytes in one sendmsg(MSG_TL) with 30 s
+ * deadlines, over a 5 Mbit/s link with 10 ms each way, read to EOF with
+ * MSG_TL and without, into 100-byte and 64 KiB buffers, from the start or
+ * after 1.5 s (the receive buffer full, the window closed).  The receiver
+ * never stalls with data queued (a stalled read times out after 5 s), every
+ * byte arrives where it belongs, nothing is abandoned, and each run takes
+ * well under the deadlines.
+ */
+TL_TEST(rx_many_small_sections_slow_link)
+{
+	/* read mode, buffer size, ms before the first read */
+	static const struct { bool tl; size_t bufsz; unsigned int late; } runs[] = {
+		{ true, 100, 0 }, { true, 65536, 0 },
+		{ false, 100, 0 }, { false, 65536, 0 },
+		{ true, 100, 1500 }, { false, 65536, 1500 },
+	};
+	const int nsec = 1024;
+	__u64 lens[1024], total = 0, t0, took;
+	__u32 rng = 0x51a11;
+	struct tl_info si;
+	__u8 *want;
+	unsigned int r;
+	struct job *j;
+	struct rx rx;
+	ssize_t ret;
+	pid_t pid;
+	int k;
+
+	SETUP_SKIPPED();
+	for (k = 0; k < nsec; k++) {
+		lens[k] = 1 + rnd(&rng) % 3000;
+		total += lens[k];
+	}
+	want = malloc(total);
+	ASSERT_NE(NULL, want);
+	for (k = 0, total = 0; k < nsec; k++) {
+		fill(want + total, k, 0, lens[k]);
+		total += lens[k];
+	}
+	shape_lo(_metadata, 5000000);
+	ASSERT_EQ(0, system("tc qdisc change dev lo root netem rate 5000000bit delay 10ms"));
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+
+	for (r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		reopen(_metadata, self, variant, &default_opts);
+		set_timeouts(self->rcv, 5000);
+		set_timeouts(self->snd, 30000);
+		memset(j, 0, sizeof(*j));
+		j->fd = self->snd;
+		j->nsec = nsec;
+		j->lens = lens;
+		j->deadline = SEC(30);
+		t0 = now_ns();
+		pid = spawn(child_send_one_call, j);
+		ASSERT_LT(0, pid);
+		/* a late reader finds its buffer full, the window closed */
+		sleep_ms(runs[r].late);
+		if (runs[r].tl) {
+			ASSERT_EQ(0, rx_init(&rx, lens, nsec, runs[r].bufsz));
+			ret = rx_to_eof(_metadata, &rx, self->rcv, runs[r].bufsz);
+			if (ret && system("ss -tmni >&2"))
+				TH_LOG("ss failed");
+			ASSERT_EQ(0, ret) TH_LOG("MSG_TL, %zu-byte buffer: recvmsg after %llu of %llu bytes: %s",
+						 runs[r].bufsz,
+						 (unsigned long long)rx.stream_off,
+						 (unsigned long long)total, strerror(-ret));
+			EXPECT_EQ((__u64)nsec, rx.section);
+			EXPECT_EQ(total, rx.data);
+			EXPECT_EQ(0, rx.gap);
+			rx_free(&rx);
+		} else {
+			plain_to_eof(_metadata, self->rcv, runs[r].bufsz, want,
+				     total);
+		}
+		took = now_ns() - t0;
+		ASSERT_EQ(0, reap(pid));
+		TH_LOG("%s, %zu-byte buffer, reading after %u ms: %llu bytes in %llu ms",
+		       runs[r].tl ? "MSG_TL" : "plain", runs[r].bufsz,
+		       runs[r].late, (unsigned long long)total,
+		       (unsigned long long)(took / NSEC_PER_MSEC));
+		EXPECT_GT(SEC(15), took);
+		ASSERT_EQ(0, get_info(self->snd, &si));
+		EXPECT_EQ(0, si.bytes_abandoned);
+	}
+	free(want);
+}
+
+/*
+ * A reader blocked in recv() does not hold up a non-blocking one: with
+ * thread A (here a child sharing the socket) blocked in recvmsg(MSG_TL),
+ * recvmsg(MSG_DONTWAIT) and a read with O_NONBLOCK fail with EAGAIN at
+ * once, and a read with SO_RCVTIMEO of 200 ms fails with EAGAIN after
+ * about 200 ms.  An alarm ends a call that waits for A instead (EINTR).
+ */
+static void on_alarm(int sig)
+{
+}
+
+TL_TEST(rx_nonblocking_beside_blocked_reader)
+{
+	const struct sigaction sa = { .sa_handler = on_alarm };
+	const struct timeval tv = { .tv_usec = 200000 }, forever = {};
+	struct job *j;
+	struct rxmsg m;
+	__u64 t, took;
+	char buf[4096];
+	pid_t pid;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_RCVTIMEO, &forever,
+				sizeof(forever)));
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	j->fd = self->rcv;
+	pid = spawn(child_drain, j);
+	ASSERT_LT(0, pid);
+	sleep_ms(300);	/* A is blocked in recvmsg() */
+
+	alarm(3);
+	t = now_ns();
+	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL | MSG_DONTWAIT, &m);
+	took = now_ns() - t;
+	EXPECT_EQ(-1, m.ret);
+	EXPECT_EQ(EAGAIN, m.err) TH_LOG("MSG_DONTWAIT: %s after %llu ms",
+					strerror(m.err),
+					(unsigned long long)(took / NSEC_PER_MSEC));
+	EXPECT_GT(MSEC(100), took);
+
+	ASSERT_EQ(0, set_nonblock(self->rcv, true));
+	alarm(3);
+	t = now_ns();
+	errno = 0;
+	EXPECT_EQ(-1, read(self->rcv, buf, sizeof(buf)));
+	took = now_ns() - t;
+	EXPECT_EQ(EAGAIN, errno) TH_LOG("O_NONBLOCK: %s after %llu ms",
+					strerror(errno),
+					(unsigned long long)(took / NSEC_PER_MSEC));
+	EXPECT_GT(MSEC(100), took);
+	ASSERT_EQ(0, set_nonblock(self->rcv, false));
+
+	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	alarm(3);
+	t = now_ns();
+	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL, &m);
+	took = now_ns() - t;
+	alarm(0);
+	EXPECT_EQ(-1, m.ret);
+	EXPECT_EQ(EAGAIN, m.err) TH_LOG("SO_RCVTIMEO 200 ms: %s after %llu ms",
+					strerror(m.err),
+					(unsigned long long)(took / NSEC_PER_MSEC));
+	EXPECT_LE(MSEC(150), took);
+	EXPECT_GT(MSEC(1000), took);
+
+	/* A still gets what comes, then EOF. */
+	ASSERT_EQ(1000, tl_send1(self->snd, 0, 1000, SEC(5), 0));
+	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+	ASSERT_EQ(0, reap(pid));
+	EXPECT_EQ(0, j->rx_err) TH_LOG("reader A: %s", strerror(j->rx_err));
+	EXPECT_EQ(1000, j->data);
+	EXPECT_EQ(0, j->bad);
+	signal(SIGALRM, SIG_DFL);
+}
+
+/* A record header as the module puts it on the wire (net/tltcp/tltcp.h). */
+#define WIRE_HELLO	1
+#define WIRE_DATA	2
+#define WIRE_ABANDON	3
+#define WIRE_HDR_LEN	20
+
+static void wire_hdr(__u8 *h, __u8 type, __u32 len, __u32 sec, __u32 off,
+		     __u32 sec_len)
+{
+	__u32 f[4] = { htonl(len), htonl(sec), htonl(off), htonl(sec_len) };
+
+	memset(h, 0, 4);
+	h[0] = type;
+	memcpy(h + 4, f, sizeof(f));
+}
+
+/* Write a HELLO, as an end that attached tltcp does first. */
+static void wire_hello(struct __test_metadata *_metadata, int fd)
+{
+	__u8 h[WIRE_HDR_LEN];
+
+	wire_hdr(h, WIRE_HELLO, 0, 0x544c5443, 1, 0);
+	ASSERT_EQ(WIRE_HDR_LEN, write(fd, h, sizeof(h)));
+}
+
+/* Read exactly @len bytes of a plain TCP socket. */
+static void read_full(struct __test_metadata *_metadata, int fd, void *buf,
+		      size_t len)
+{
+	size_t n = 0;
+	ssize_t ret;
+
+	while (n < len) {
+		ret = recv(fd, (__u8 *)buf + n, len - n, 0);
+		ASSERT_LT(0, ret) TH_LOG("after %zu of %zu bytes: %s", n, len,
+					 ret ? strerror(errno) : "EOF");
+		n += ret;
+	}
+}
+
+/*
+ * shutdown(SHUT_RD) in the middle of a record (a plain peer announced
+ * 1000 bytes and sent 500): reads return 0 from then on, the connection
+ * is not reset, and the receiving end still sends a section that the peer
+ * reads intact, HELLO and record as the module frames them.
+ */
+TL_TEST(rx_shut_rd_mid_record)
+{
+	const struct pair_opts o = { .plain_snd = true };
+	__u8 h[WIRE_HDR_LEN], data[1000], got[1000];
+	struct rxmsg m;
+
+	SETUP_SKIPPED();
+	reopen(_metadata, self, variant, &o);
+	wire_hello(_metadata, self->snd);
+	wire_hdr(h, WIRE_DATA, 1000, 0, 0, 1000);
+	fill(data, 0, 0, 500);
+	ASSERT_EQ(WIRE_HDR_LEN, write(self->snd, h, sizeof(h)));
+	ASSERT_EQ(500, write(self->snd, data, 500));
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL, &m);
+	ASSERT_EQ(500, m.ret) TH_LOG("recvmsg: %s", strerror(m.err));
+	ASSERT_EQ(-1, mismatch(got, 0, 0, 500));
+
+	ASSERT_EQ(0, shutdown(self->rcv, SHUT_RD));
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL, &m);
+	EXPECT_EQ(0, m.ret) TH_LOG("recvmsg after SHUT_RD: %zd (%s)", m.ret,
+				   strerror(m.err));
+	EXPECT_EQ(0, recv(self->rcv, got, sizeof(got), MSG_DONTWAIT));
+
+	/* The other direction still works. */
+	ASSERT_EQ(1000, tl_send1(self->rcv, 0, 1000, SEC(5), 0))
+		TH_LOG("sendmsg after SHUT_RD: %s", strerror(errno));
+	read_full(_metadata, self->snd, h, sizeof(h));
+	EXPECT_EQ(WIRE_HELLO, h[0]);
+	read_full(_metadata, self->snd, h, sizeof(h));
+	EXPECT_EQ(WIRE_DATA, h[0]);
+	EXPECT_EQ(htonl(1000), *(__u32 *)(h + 4));
+	read_full(_metadata, self->snd, got, 1000);
+	EXPECT_EQ(-1, mismatch(got, 0, 0, 1000));
+}
+
+/* poll() with a 0 timeout: is @fd readable? */
+static bool readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
+/*
+ * poll() reports POLLIN only when a read would return something: not for
+ * the HELLO alone, a partial header, or a header without its payload;
+ * not for a gap to a plain reader (one that last read without MSG_TL);
+ * yes for data, for a gap to a MSG_TL reader, and for EOF.  Whenever it
+ * does, a non-blocking read succeeds.
+ */
+TL_TEST(rx_poll_framing_only)
+{
+	const struct pair_opts o = { .plain_snd = true };
+	__u8 h[WIRE_HDR_LEN], data[100], got[200];
+	struct rxmsg m;
+
+	SETUP_SKIPPED();
+	reopen(_metadata, self, variant, &o);
+	wire_hello(_metadata, self->snd);
+	sleep_ms(100);
+	EXPECT_FALSE(readable(self->rcv)) TH_LOG("readable with the HELLO alone");
+
+	wire_hdr(h, WIRE_DATA, 100, 0, 0, 100);
+	ASSERT_EQ(10, write(self->snd, h, 10));
+	sleep_ms(100);
+	EXPECT_FALSE(readable(self->rcv)) TH_LOG("readable with half a header");
+	ASSERT_EQ(10, write(self->snd, h + 10, 10));
+	sleep_ms(100);
+	EXPECT_FALSE(readable(self->rcv)) TH_LOG("readable with a header alone");
+	fill(data, 0, 0, 100);
+	ASSERT_EQ(100, write(self->snd, data, 100));
+	sleep_ms(100);
+	EXPECT_TRUE(readable(self->rcv));
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL | MSG_DONTWAIT, &m);
+	ASSERT_EQ(100, m.ret) TH_LOG("recvmsg: %s", strerror(m.err));
+	EXPECT_EQ(TL_DATA, m.type);
+	EXPECT_EQ(-1, mismatch(got, 0, 0, 100));
+
+	/* A plain reader: a gap alone is nothing to read. */
+	EXPECT_ERRNO(EAGAIN, recv(self->rcv, got, sizeof(got), MSG_DONTWAIT));
+	wire_hdr(h, WIRE_ABANDON, 50, 1, 0, 50);
+	ASSERT_EQ(WIRE_HDR_LEN, write(self->snd, h, sizeof(h)));
+	sleep_ms(100);
+	EXPECT_FALSE(readable(self->rcv)) TH_LOG("readable with a gap, plain reader");
+	EXPECT_ERRNO(EAGAIN, recv(self->rcv, got, sizeof(got), MSG_DONTWAIT));
+	wire_hdr(h, WIRE_DATA, 10, 2, 0, 10);
+	ASSERT_EQ(WIRE_HDR_LEN, write(self->snd, h, sizeof(h)));
+	fill(data, 2, 0, 10);
+	ASSERT_EQ(10, write(self->snd, data, 10));
+	sleep_ms(100);
+	EXPECT_TRUE(readable(self->rcv));
+	ASSERT_EQ(10, recv(self->rcv, got, sizeof(got), MSG_DONTWAIT));
+	EXPECT_EQ(-1, mismatch(got, 2, 0, 10));
+
+	/* A MSG_TL reader: a gap is something to read. */
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL | MSG_DONTWAIT, &m);
+	EXPECT_EQ(EAGAIN, m.err);
+	wire_hdr(h, WIRE_ABANDON, 40, 3, 0, 40);
+	ASSERT_EQ(WIRE_HDR_LEN, write(self->snd, h, sizeof(h)));
+	sleep_ms(100);
+	EXPECT_TRUE(readable(self->rcv)) TH_LOG("a gap not readable to MSG_TL");
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL | MSG_DONTWAIT, &m);
+	ASSERT_EQ(40, m.ret) TH_LOG("recvmsg: %s", strerror(m.err));
+	EXPECT_EQ(TL_GAP, m.type);
+	EXPECT_FALSE(readable(self->rcv));
+
+	/* EOF is readable. */
+	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+	sleep_ms(100);
+	EXPECT_TRUE(readable(self->rcv));
+	tl_recv(self->rcv, got, sizeof(got), MSG_TL | MSG_DONTWAIT, &m);
+	EXPECT_EQ(0, m.ret) TH_LOG("recvmsg at EOF: %zd (%s)", m.ret, strerror(m.err));
+}
+
+/*
+ * A short exchange: the client attaches, sends one 1000-byte section and
+ * shuts down its sending side (or closes) before the server accepts; the
+ * server accepts 0.5 s later (its socket in CLOSE_WAIT), attaches and
+ * reads the section intact, then EOF.  A server that shut down its own
+ * sending side before attaching (FIN_WAIT, here CLOSE once acknowledged)
+ * still reads; its sendmsg() fails with EPIPE.
+ */
+TL_TEST(rx_attach_after_peer_closed)
+{
+	static const char * const name[] = {
+		"client shut down", "client closed", "both shut down",
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int how, lfd, c, s;
+	struct rx rx;
+	ssize_t ret;
+
+	SETUP_SKIPPED();
+	for (how = 0; how < 3; how++) {
+		lfd = tl_listener(_metadata, variant->family, 0, &ss, &len);
+		c = socket(variant->family, SOCK_STREAM, 0);
+		ASSERT_LE(0, c);
+		ASSERT_EQ(0, connect(c, (struct sockaddr *)&ss, len));
+		ASSERT_EQ(0, tl_attach(c));
+		ASSERT_EQ(1000, tl_send1(c, 0, 1000, SEC(5), 0));
+		ASSERT_EQ(0, how == 1 ? close(c) : shutdown(c, SHUT_WR));
+		sleep_ms(500);
+		s = accept(lfd, NULL, NULL);
+		ASSERT_LE(0, s);
+		close(lfd);
+		set_timeouts(s, 5000);
+		if (how == 2) {
+			/* FIN_WAIT, then CLOSE once the client acknowledges */
+			ASSERT_EQ(0, shutdown(s, SHUT_WR));
+			sleep_ms(100);
+		}
+		ASSERT_EQ(0, tl_attach(s)) TH_LOG("%s: attaching in state %d: %s",
+						  name[how], tcp_state(s),
+						  strerror(errno));
+		ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+		ret = rx_to_eof(_metadata, &rx, s, 65536);
+		EXPECT_EQ(0, ret) TH_LOG("%s: recvmsg: %s", name[how],
+					 strerror(-ret));
+		EXPECT_EQ(1000, rx.data) TH_LOG("%s", name[how]);
+		EXPECT_EQ(1, rx.section) TH_LOG("%s", name[how]);
+		if (how == 2)
+			EXPECT_ERRNO(EPIPE, tl_send1(s, 0, 100, SEC(5), MSG_NOSIGNAL));
+		rx_free(&rx);
+		close(s);
+		if (how != 1)
+			close(c);
+	}
+}
+
 /*
  * e. Where tltcp is not: SOL_TLTCP options on a plain TCP socket fail
  * (ENOPROTOOPT; getsockopt on IPv4: EOPNOTSUPP, the IP layer's answer);
