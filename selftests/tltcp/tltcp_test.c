@@ -1978,10 +1978,11 @@ static void reset_by_peer(struct __test_metadata *_metadata,
 
 /*
  * The EPIPE row.  After shutdown(SHUT_WR), sendmsg() and write() are
- * EPIPE with SIGPIPE (none with MSG_NOSIGNAL).  After a reset the first
- * call fails with the socket's error, ECONNRESET, without SIGPIPE, and
- * takes it as reading SO_ERROR would (SO_ERROR then reads 0); the calls
- * after it are EPIPE with SIGPIPE.
+ * EPIPE with SIGPIPE (none with MSG_NOSIGNAL).  After a reset a call with
+ * bad arguments is still EINVAL; the first call past them fails with the
+ * socket's error, ECONNRESET, without SIGPIPE, and takes it as reading
+ * SO_ERROR would (SO_ERROR then reads 0); the calls after it are EPIPE
+ * with SIGPIPE.
  */
 TL_TEST(doc_epipe_or_socket_error)
 {
@@ -2005,6 +2006,8 @@ TL_TEST(doc_epipe_or_socket_error)
 	reopen(_metadata, self, variant, &default_opts);
 	reset_by_peer(_metadata, self);
 	sigpipes = 0;
+	/* arguments first: a bad call does not take the error */
+	EXPECT_ERRNO(EINVAL, tl_send1(self->snd, 0, 100, 0, 0));
 	EXPECT_ERRNO(ECONNRESET, tl_send1(self->snd, 0, 100, SEC(5), 0));
 	EXPECT_EQ(0, sigpipes);
 	EXPECT_EQ(0, getsockopt(self->snd, SOL_SOCKET, SO_ERROR, &err, &len));
