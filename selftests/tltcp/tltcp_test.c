@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -42,6 +43,7 @@
 
 #include <linux/bpf.h>
 #include <linux/kcm.h>
+#include <linux/net_tstamp.h>
 #include <linux/tltcp.h>
 
 #include "../kselftest_harness.h"
@@ -1565,6 +1567,562 @@ TL_TEST(sockopts)
 	rx_free(&rx);
 }
 
+/* What the documentation promises, each statement tested. */
+
+/*
+ * An absolute deadline may lie at most TL_MAX_DEADLINE after the call:
+ * one second more is EINVAL and queues nothing; one second less is taken
+ * and the section delivered.
+ */
+TL_TEST(doc_abs_deadline_over_an_hour)
+{
+	__u8 *a = section_buf(0, 1000);
+	struct iovec iov = { a, 1000 };
+	struct tl_info info;
+	struct rx rx;
+	__u64 dl;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, a);
+	dl = now_ns() + TL_MAX_DEADLINE + SEC(1);
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE_ABS, MSG_TL));
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ(0, info.sections_offered) TH_LOG("a refused deadline queued a section");
+	dl = now_ns() + TL_MAX_DEADLINE - SEC(1);
+	ASSERT_EQ(1000, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE_ABS, MSG_TL))
+		TH_LOG("an absolute deadline 1 s inside the hour: %s", strerror(errno));
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+	EXPECT_EQ(1000, rx.data);
+	EXPECT_EQ(0, rx.gap);
+	free(a);
+	rx_free(&rx);
+}
+
+/*
+ * A deadline of 0 is EINVAL, absolute as well as relative: not "already
+ * expired" and not the default deadline.  Any other past absolute time,
+ * even 1 ns after boot, is taken and abandoned at once.
+ */
+TL_TEST(doc_abs_deadline_zero)
+{
+	__u8 *a = section_buf(0, 1000);
+	struct iovec iov = { a, 1000 };
+	struct tl_info info;
+	struct rx rx;
+	__u64 dl = 0;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, a);
+	ASSERT_EQ(0, set_u64(self->snd, TL_DEFAULT_DEADLINE, SEC(5)));
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE_ABS, MSG_TL));
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE, MSG_TL));
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ(0, info.sections_offered) TH_LOG("a zero deadline queued a section");
+	dl = 1;
+	ASSERT_EQ(1000, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE_ABS, MSG_TL))
+		TH_LOG("absolute deadline 1: %s", strerror(errno));
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+	EXPECT_EQ(0, rx.data);
+	EXPECT_EQ(1000, rx.gap);
+	ASSERT_EQ(0, wait_drained(self->snd, 2000, &info));
+	EXPECT_EQ(1, info.sections_abandoned_unsent);
+	free(a);
+	rx_free(&rx);
+}
+
+/* Append a control message to @buf at @off; returns the next offset. */
+static size_t ctl_put(char *buf, size_t off, int level, int type,
+		      const void *data, size_t len)
+{
+	struct cmsghdr *c = (struct cmsghdr *)(buf + off);
+
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
+	return off + CMSG_SPACE(len);
+}
+
+/*
+ * Control messages are refused with MSG_TL and without: a sendmsg()
+ * without MSG_TL that carries a deadline, a SOL_SOCKET (SO_TIMESTAMPING)
+ * or an IP-level message is EINVAL, so is a MSG_TL call whose deadline
+ * comes with a SOL_SOCKET message, and none queues anything.  Plain TCP
+ * takes the same SO_TIMESTAMPING message; write() still works.
+ */
+TL_TEST(doc_cmsgs_without_msg_tl)
+{
+	union {
+		char buf[2 * CMSG_SPACE(sizeof(__u64))];
+		struct cmsghdr align;
+	} u;
+	__u32 ts = SOF_TIMESTAMPING_TX_SOFTWARE;
+	__u8 *a = section_buf(0, 100);
+	struct iovec iov = { a, 100 };
+	struct tl_info info;
+	__u64 dl = SEC(5);
+	int ttl = 5, p1, p2;
+	struct rx rx;
+	size_t clen;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, a);
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE, 0));
+	EXPECT_ERRNO(EINVAL, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE_ABS, 0));
+	memset(&u, 0, sizeof(u));
+	clen = ctl_put(u.buf, 0, SOL_SOCKET, SO_TIMESTAMPING, &ts, sizeof(ts));
+	EXPECT_ERRNO(EINVAL, send_ctl(self->snd, &iov, 1, u.buf, clen, 0));
+	memset(&u, 0, sizeof(u));
+	clen = ctl_put(u.buf, 0, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
+	EXPECT_ERRNO(EINVAL, send_ctl(self->snd, &iov, 1, u.buf, clen, 0));
+	memset(&u, 0, sizeof(u));
+	clen = ctl_put(u.buf, 0, SOL_TLTCP, TL_DEADLINE, &dl, sizeof(dl));
+	clen = ctl_put(u.buf, clen, SOL_SOCKET, SO_TIMESTAMPING, &ts, sizeof(ts));
+	EXPECT_ERRNO(EINVAL, send_ctl(self->snd, &iov, 1, u.buf, clen, MSG_TL));
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ(0, info.sections_offered) TH_LOG("a refused call queued a section");
+
+	/* without control messages, data flows */
+	ASSERT_EQ(100, write(self->snd, a, 100));
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+	EXPECT_EQ(100, rx.data);
+	rx_free(&rx);
+
+	/* plain TCP honours the SO_TIMESTAMPING message */
+	tl_pair(_metadata, variant->family,
+		&(struct pair_opts){ .plain_snd = true, .plain_rcv = true }, &p1, &p2);
+	memset(&u, 0, sizeof(u));
+	clen = ctl_put(u.buf, 0, SOL_SOCKET, SO_TIMESTAMPING, &ts, sizeof(ts));
+	EXPECT_EQ(100, send_ctl(p1, &iov, 1, u.buf, clen, 0))
+		TH_LOG("plain TCP: %s", strerror(errno));
+	close(p1);
+	close(p2);
+	free(a);
+}
+
+/*
+ * No socket inherits tltcp: a listener refuses it (ENOTCONN), so a socket
+ * it accepts is plain TCP (SOL_TLTCP getsockopt fails) until it attaches
+ * tltcp itself, and then it works.
+ */
+TL_TEST(doc_accepted_socket_not_attached)
+{
+	struct sockaddr_storage ss;
+	socklen_t alen, len;
+	struct tl_info info;
+	int lfd, c, s;
+	struct rx rx;
+
+	SETUP_SKIPPED();
+	lfd = tl_listener(_metadata, variant->family, 0, &ss, &alen);
+	EXPECT_ERRNO(ENOTCONN, tl_attach(lfd));
+	c = socket(variant->family, SOCK_STREAM, 0);
+	ASSERT_LE(0, c);
+	ASSERT_EQ(0, connect(c, (struct sockaddr *)&ss, alen));
+	s = accept(lfd, NULL, NULL);
+	ASSERT_LE(0, s);
+	close(lfd);
+	set_timeouts(c, 10000);
+	set_timeouts(s, 10000);
+	len = sizeof(info);
+	EXPECT_ERRNO(variant->plain_get_errno,
+		     getsockopt(s, SOL_TLTCP, TL_INFO, &info, &len));
+	ASSERT_EQ(0, tl_attach(c)) TH_LOG("client: %s", strerror(errno));
+	ASSERT_EQ(0, tl_attach(s)) TH_LOG("accepted socket: %s", strerror(errno));
+	ASSERT_EQ(0, get_info(s, &info));
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	roundtrip(_metadata, &rx, c, s, 0, 1000);
+	rx_free(&rx);
+	close(c);
+	close(s);
+}
+
+/*
+ * TL_SNDQ_LIMIT 0 means "follow SO_SNDBUF" and reads back as 0, not as
+ * the SO_SNDBUF value in use.
+ */
+TL_TEST(doc_sndq_limit_zero_reads_zero)
+{
+	int sndbuf = 32768;
+	socklen_t len;
+	__u32 v;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, setsockopt(self->snd, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 65536));
+	len = sizeof(v);
+	ASSERT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_SNDQ_LIMIT, &v, &len));
+	EXPECT_EQ(65536, v);
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 0));
+	v = 1;
+	len = sizeof(v);
+	ASSERT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_SNDQ_LIMIT, &v, &len));
+	EXPECT_EQ(sizeof(v), len);
+	EXPECT_EQ(0, v) TH_LOG("TL_SNDQ_LIMIT 0 reads back as %u", v);
+}
+
+/*
+ * Option errors.  A value out of range is EINVAL and changes nothing
+ * (TL_DEFAULT_DEADLINE 0..TL_MAX_DEADLINE, TL_SNDQ_LIMIT
+ * 0..TL_MAX_SNDQ_LIMIT, TL_NOTSENT TL_MIN_NOTSENT..TL_MAX_NOTSENT, bounds
+ * included).  setsockopt() wants optlen exactly the option's size, else
+ * EINVAL; getsockopt() a length at least that (TL_INFO: any, a prefix)
+ * and sets it to the size.  An unknown name, and setting TL_INFO, is
+ * ENOPROTOOPT; a bad address EFAULT.
+ */
+TL_TEST(doc_sockopt_errors)
+{
+	static const int u32_opts[] = { TL_SNDQ_LIMIT, TL_NOTSENT };
+	__u64 v64, big[2] = {};
+	socklen_t len;
+	__u32 v32 = 0;
+	unsigned int i;
+
+	SETUP_SKIPPED();
+	/* TL_DEFAULT_DEADLINE */
+	EXPECT_EQ(0, set_u64(self->snd, TL_DEFAULT_DEADLINE, 0));
+	EXPECT_EQ(0, set_u64(self->snd, TL_DEFAULT_DEADLINE, TL_MAX_DEADLINE));
+	EXPECT_ERRNO(EINVAL, set_u64(self->snd, TL_DEFAULT_DEADLINE, TL_MAX_DEADLINE + 1));
+	EXPECT_ERRNO(EINVAL, set_u64(self->snd, TL_DEFAULT_DEADLINE, ~0ULL));
+	len = sizeof(v64);
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_DEFAULT_DEADLINE, &v64, &len));
+	EXPECT_EQ(TL_MAX_DEADLINE, v64);
+	/* TL_SNDQ_LIMIT */
+	EXPECT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, TL_MAX_SNDQ_LIMIT));
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_SNDQ_LIMIT, TL_MAX_SNDQ_LIMIT + 1));
+	len = sizeof(v32);
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_SNDQ_LIMIT, &v32, &len));
+	EXPECT_EQ(TL_MAX_SNDQ_LIMIT, v32);
+	EXPECT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 0));
+	/* TL_NOTSENT */
+	EXPECT_EQ(0, set_u32(self->snd, TL_NOTSENT, 4096));
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_NOTSENT, 0));
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_NOTSENT, TL_MIN_NOTSENT - 1));
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_NOTSENT, TL_MAX_NOTSENT + 1));
+	len = sizeof(v32);
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_NOTSENT, &v32, &len));
+	EXPECT_EQ(4096, v32);
+
+	/* lengths */
+	v64 = SEC(1);
+	EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, TL_DEFAULT_DEADLINE,
+					&v64, sizeof(__u32)));
+	EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, TL_DEFAULT_DEADLINE,
+					big, sizeof(big)));
+	len = sizeof(__u32);
+	EXPECT_ERRNO(EINVAL, getsockopt(self->snd, SOL_TLTCP, TL_DEFAULT_DEADLINE,
+					&v64, &len));
+	for (i = 0; i < ARRAY_SIZE(u32_opts); i++) {
+		int opt = u32_opts[i];
+
+		v32 = 8192;
+		EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, opt, &v32, 2));
+		EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, opt, NULL, 0));
+		EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, opt, big,
+						sizeof(__u64)));
+		len = 2;
+		EXPECT_ERRNO(EINVAL, getsockopt(self->snd, SOL_TLTCP, opt, &v32, &len));
+		len = sizeof(big);
+		EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, opt, big, &len));
+		EXPECT_EQ(sizeof(__u32), len) TH_LOG("option %d", opt);
+	}
+
+	/* unknown names; TL_INFO is read-only; bad addresses */
+	EXPECT_ERRNO(ENOPROTOOPT, set_u32(self->snd, 0, 1));
+	EXPECT_ERRNO(ENOPROTOOPT, set_u32(self->snd, TL_NOTSENT + 1, 1));
+	EXPECT_ERRNO(ENOPROTOOPT, set_u32(self->snd, TL_INFO, 1));
+	len = sizeof(v32);
+	EXPECT_ERRNO(ENOPROTOOPT, getsockopt(self->snd, SOL_TLTCP, 0, &v32, &len));
+	EXPECT_ERRNO(ENOPROTOOPT, getsockopt(self->snd, SOL_TLTCP, TL_NOTSENT + 1,
+					     &v32, &len));
+	EXPECT_ERRNO(EFAULT, setsockopt(self->snd, SOL_TLTCP, TL_NOTSENT, NULL,
+					sizeof(__u32)));
+	len = sizeof(v32);
+	EXPECT_ERRNO(EFAULT, getsockopt(self->snd, SOL_TLTCP, TL_NOTSENT, NULL, &len));
+}
+
+#define WIRE_HDR_LEN	20
+#define WIRE_HELLO	1
+#define WIRE_DATA	2
+#define WIRE_ABANDON	3
+#define WIRE_MAGIC	0x544c5443	/* "TLTC" */
+
+/* A record header as Documentation/tltcp.rst gives it (big-endian). */
+static void wire_hdr(__u8 *p, __u8 type, __u32 len, __u32 sec, __u32 off,
+		     __u32 slen)
+{
+	__u32 f[4] = { htonl(len), htonl(sec), htonl(off), htonl(slen) };
+
+	p[0] = type;
+	p[1] = 0;	/* flags */
+	p[2] = 0;	/* resv */
+	p[3] = 0;
+	memcpy(p + 4, f, sizeof(f));
+}
+
+static const char *hex20(const __u8 *p)
+{
+	static char s[3 * WIRE_HDR_LEN + 1];
+	int i;
+
+	for (i = 0; i < WIRE_HDR_LEN; i++)
+		snprintf(s + 3 * i, 4, "%02x ", p[i]);
+	return s;
+}
+
+/*
+ * The bytes a tltcp sender puts on the wire, read raw by a plain TCP
+ * receiver: the HELLO (type 1, len 0, section "TLTC", sec_off 1, sec_len
+ * 0), a DATA record and its payload, and the ABANDON record of a section
+ * abandoned whole.
+ */
+TL_TEST(doc_wire_format_sent)
+{
+	const struct pair_opts o = { .plain_rcv = true };
+	__u8 want[WIRE_HDR_LEN], got[WIRE_HDR_LEN + 100];
+	__u8 *a = section_buf(1, 50);
+	struct iovec iov = { a, 50 };
+	__u64 dl;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, a);
+	reopen(_metadata, self, variant, &o);
+	ASSERT_EQ(WIRE_HDR_LEN, recv(self->rcv, got, WIRE_HDR_LEN, MSG_WAITALL));
+	wire_hdr(want, WIRE_HELLO, 0, WIRE_MAGIC, 1, 0);
+	EXPECT_EQ(0, memcmp(want, got, WIRE_HDR_LEN)) TH_LOG("HELLO: %s", hex20(got));
+
+	ASSERT_EQ(100, tl_send1(self->snd, 0, 100, SEC(5), 0));
+	ASSERT_EQ(WIRE_HDR_LEN + 100, recv(self->rcv, got, sizeof(got), MSG_WAITALL));
+	wire_hdr(want, WIRE_DATA, 100, 0, 0, 100);
+	EXPECT_EQ(0, memcmp(want, got, WIRE_HDR_LEN)) TH_LOG("DATA: %s", hex20(got));
+	EXPECT_EQ(-1, mismatch(got + WIRE_HDR_LEN, 0, 0, 100));
+
+	dl = now_ns() - MSEC(1);
+	ASSERT_EQ(50, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE_ABS, MSG_TL));
+	ASSERT_EQ(WIRE_HDR_LEN, recv(self->rcv, got, WIRE_HDR_LEN, MSG_WAITALL));
+	wire_hdr(want, WIRE_ABANDON, 50, 1, 0, 50);
+	EXPECT_EQ(0, memcmp(want, got, WIRE_HDR_LEN)) TH_LOG("ABANDON: %s", hex20(got));
+	free(a);
+}
+
+/*
+ * A third-party peer writing the documented records by hand: a HELLO;
+ * section 0 (30 bytes) as DATA of 12 and of 8 bytes and an ABANDON of
+ * the last 10; section 1 (5 bytes) as one DATA record.  The tltcp
+ * receiver returns 20 data bytes, a 10-byte gap and 5 data bytes, then
+ * EOF.  A HELLO with len 4 (and 4 bytes after it), or with version 2,
+ * resets the connection: EPROTO.
+ */
+TL_TEST(doc_wire_format_received)
+{
+	const struct pair_opts o = { .plain_snd = true };
+	const __u64 lens[2] = { 30, 5 };
+	__u8 buf[5 * WIRE_HDR_LEN + 30], *p = buf;
+	struct rxmsg m;
+	struct rx rx;
+	ssize_t ret;
+	int i;
+
+	SETUP_SKIPPED();
+	reopen(_metadata, self, variant, &o);
+	wire_hdr(p, WIRE_HELLO, 0, WIRE_MAGIC, 1, 0);
+	p += WIRE_HDR_LEN;
+	wire_hdr(p, WIRE_DATA, 12, 0, 0, 30);
+	fill(p + WIRE_HDR_LEN, 0, 0, 12);
+	p += WIRE_HDR_LEN + 12;
+	wire_hdr(p, WIRE_DATA, 8, 0, 12, 30);
+	fill(p + WIRE_HDR_LEN, 0, 12, 8);
+	p += WIRE_HDR_LEN + 8;
+	wire_hdr(p, WIRE_ABANDON, 10, 0, 20, 30);
+	p += WIRE_HDR_LEN;
+	wire_hdr(p, WIRE_DATA, 5, 1, 0, 5);
+	fill(p + WIRE_HDR_LEN, 1, 0, 5);
+	p += WIRE_HDR_LEN + 5;
+	ASSERT_EQ(p - buf, write(self->snd, buf, p - buf));
+	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+	ASSERT_EQ(0, rx_init(&rx, lens, 2, 65536));
+	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	EXPECT_EQ(0, ret) TH_LOG("recvmsg: %s", strerror(-ret));
+	EXPECT_EQ(2, rx.section);
+	EXPECT_EQ(25, rx.data);
+	EXPECT_EQ(10, rx.gap);
+	rx_free(&rx);
+
+	for (i = 0; i < 2; i++) {
+		reopen(_metadata, self, variant, &o);
+		memset(buf, 0, sizeof(buf));
+		wire_hdr(buf, WIRE_HELLO, i ? 0 : 4, WIRE_MAGIC, i ? 2 : 1, 0);
+		ASSERT_EQ(WIRE_HDR_LEN + 4, write(self->snd, buf, WIRE_HDR_LEN + 4));
+		tl_recv(self->rcv, buf, sizeof(buf), MSG_TL, &m);
+		EXPECT_EQ(-1, m.ret);
+		EXPECT_EQ(EPROTO, m.err) TH_LOG("HELLO with %s: %s",
+						i ? "version 2" : "len 4", strerror(m.err));
+	}
+}
+
+static volatile sig_atomic_t sigpipes;
+
+static void count_sigpipe(int sig)
+{
+	sigpipes++;
+}
+
+/* Wait until the peer's reset has closed @fd. */
+static void reset_by_peer(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(tltcp) *self)
+{
+	const struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	__u64 t_end = now_ns() + SEC(10);
+	int st;
+
+	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	ASSERT_EQ(0, close(self->rcv));
+	self->rcv = -1;
+	while ((st = tcp_state(self->snd)) != TCP_STATE_CLOSE && now_ns() < t_end)
+		sleep_ms(10);
+	ASSERT_EQ(TCP_STATE_CLOSE, st) TH_LOG("the reset never arrived");
+}
+
+/*
+ * The EPIPE row.  After shutdown(SHUT_WR), sendmsg() and write() are
+ * EPIPE with SIGPIPE (none with MSG_NOSIGNAL).  After a reset a call with
+ * bad arguments is still EINVAL; the first call past them fails with the
+ * socket's error, ECONNRESET, without SIGPIPE, and takes it as reading
+ * SO_ERROR would (SO_ERROR then reads 0); the calls after it are EPIPE
+ * with SIGPIPE.
+ */
+TL_TEST(doc_epipe_or_socket_error)
+{
+	struct sigaction sa = { .sa_handler = count_sigpipe };
+	__u8 *a = section_buf(0, 100);
+	socklen_t len = sizeof(int);
+	int err = -1;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, a);
+	ASSERT_EQ(0, sigaction(SIGPIPE, &sa, NULL));
+	sigpipes = 0;
+	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+	EXPECT_ERRNO(EPIPE, tl_send1(self->snd, 0, 100, SEC(5), MSG_NOSIGNAL));
+	EXPECT_EQ(0, sigpipes);
+	EXPECT_ERRNO(EPIPE, tl_send1(self->snd, 0, 100, SEC(5), 0));
+	EXPECT_EQ(1, sigpipes);
+	EXPECT_ERRNO(EPIPE, write(self->snd, a, 100));
+	EXPECT_EQ(2, sigpipes);
+
+	reopen(_metadata, self, variant, &default_opts);
+	reset_by_peer(_metadata, self);
+	sigpipes = 0;
+	/* arguments first: a bad call does not take the error */
+	EXPECT_ERRNO(EINVAL, tl_send1(self->snd, 0, 100, 0, 0));
+	EXPECT_ERRNO(ECONNRESET, tl_send1(self->snd, 0, 100, SEC(5), 0));
+	EXPECT_EQ(0, sigpipes);
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_SOCKET, SO_ERROR, &err, &len));
+	EXPECT_EQ(0, err) TH_LOG("SO_ERROR after the failed call: %s", strerror(err));
+	EXPECT_ERRNO(EPIPE, tl_send1(self->snd, 0, 100, SEC(5), 0));
+	EXPECT_EQ(1, sigpipes);
+	EXPECT_ERRNO(EPIPE, write(self->snd, a, 100));
+	EXPECT_EQ(2, sigpipes);
+	signal(SIGPIPE, SIG_IGN);
+	free(a);
+}
+
+/* A sendmsg() of one section in a thread of its own. */
+struct blocked_send {
+	int fd;
+	__u64 s;		/* section number (its contents) */
+	size_t len;
+	ssize_t ret;
+	int err;
+	__u64 end_ns;
+	int done;
+};
+
+static void *blocked_send_fn(void *arg)
+{
+	struct blocked_send *b = arg;
+
+	b->ret = tl_send1(b->fd, b->s, b->len, SEC(30), MSG_NOSIGNAL);
+	b->err = errno;
+	b->end_ns = now_ns();
+	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Queue sections of @len on @fd until it stays unwritable for 300 ms. */
+static int fill_until_stalled(struct __test_metadata *_metadata, int fd,
+			      size_t len)
+{
+	__u64 t_end = now_ns() + SEC(20);
+	struct pollfd pfd;
+	int n = 0;
+
+	do {
+		while (tl_send1(fd, n, len, SEC(30), MSG_DONTWAIT) == (ssize_t)len)
+			n++;
+		EXPECT_EQ(EAGAIN, errno) TH_LOG("sendmsg: %s", strerror(errno));
+		if (now_ns() > t_end || errno != EAGAIN)
+			return -1;
+		pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
+	} while (poll(&pfd, 1, 300) != 0);
+	return n;
+}
+
+/*
+ * A sender blocked for room (queue full, the peer not reading) returns
+ * EPIPE as soon as another thread calls shutdown(SHUT_WR): within a
+ * second, not at SO_SNDTIMEO (10 s).  The sections queued before still
+ * arrive whole, then EOF.
+ */
+TL_TEST(doc_shutdown_wakes_blocked_sender)
+{
+	const struct pair_opts o = { .rcv_window = 16384 };
+	struct blocked_send b = { .len = 16384 };
+	struct tl_info info;
+	int queued;
+	struct rx rx;
+	pthread_t th;
+	ssize_t ret;
+	__u64 t;
+
+	SETUP_SKIPPED();
+	reopen(_metadata, self, variant, &o);
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 65536));
+	ASSERT_EQ(0, set_u32(self->snd, TL_NOTSENT, 4096));
+	queued = fill_until_stalled(_metadata, self->snd, b.len);
+	ASSERT_LT(0, queued) TH_LOG("the queue never stayed full");
+
+	b.fd = self->snd;
+	b.s = queued;
+	ASSERT_EQ(0, pthread_create(&th, NULL, blocked_send_fn, &b));
+	sleep_ms(300);
+	EXPECT_FALSE(__atomic_load_n(&b.done, __ATOMIC_ACQUIRE))
+		TH_LOG("sendmsg did not block: %zd (%s)", b.ret, strerror(b.err));
+	t = now_ns();
+	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	EXPECT_EQ(-1, b.ret);
+	EXPECT_EQ(EPIPE, b.err) TH_LOG("the blocked sendmsg: %s", strerror(b.err));
+	EXPECT_GT(t + SEC(1), b.end_ns)
+		TH_LOG("it returned %llu ms after shutdown()",
+		       (unsigned long long)((b.end_ns - t) / NSEC_PER_MSEC));
+
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	set_timeouts(self->rcv, 20000);
+	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	EXPECT_EQ(0, ret) TH_LOG("recvmsg: %s", strerror(-ret));
+	EXPECT_EQ((__u64)queued, rx.section);
+	EXPECT_EQ(queued * b.len, rx.data);
+	EXPECT_EQ(0, rx.gap);
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ((__u64)queued, info.sections_offered);
+	rx_free(&rx);
+}
+
 /* Account for @n bytes of section @s read without a record. */
 static void rx_skip(struct rx *rx, __u64 s, __u64 sec_len, __u64 n)
 {
@@ -1845,28 +2403,12 @@ TL_TEST(rx_nonblocking_beside_blocked_reader)
 	signal(SIGALRM, SIG_DFL);
 }
 
-/* A record header as the module puts it on the wire (net/tltcp/tltcp.h). */
-#define WIRE_HELLO	1
-#define WIRE_DATA	2
-#define WIRE_ABANDON	3
-#define WIRE_HDR_LEN	20
-
-static void wire_hdr(__u8 *h, __u8 type, __u32 len, __u32 sec, __u32 off,
-		     __u32 sec_len)
-{
-	__u32 f[4] = { htonl(len), htonl(sec), htonl(off), htonl(sec_len) };
-
-	memset(h, 0, 4);
-	h[0] = type;
-	memcpy(h + 4, f, sizeof(f));
-}
-
 /* Write a HELLO, as an end that attached tltcp does first. */
 static void wire_hello(struct __test_metadata *_metadata, int fd)
 {
 	__u8 h[WIRE_HDR_LEN];
 
-	wire_hdr(h, WIRE_HELLO, 0, 0x544c5443, 1, 0);
+	wire_hdr(h, WIRE_HELLO, 0, WIRE_MAGIC, 1, 0);
 	ASSERT_EQ(WIRE_HDR_LEN, write(fd, h, sizeof(h)));
 }
 
