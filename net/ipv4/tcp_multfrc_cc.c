@@ -116,6 +116,7 @@ struct multfrc {
 	u32 x_recv;			/* receive rate, this round, bytes/s */
 	u8 nintervals;			/* 0: still in slow start */
 	u8 in_event:1;
+	u8 timer_halved:1;		/* halved, no ACK since */
 };
 
 /* "2", "0.5", "12.25": n in thousandths, within the range the equation
@@ -351,14 +352,18 @@ static void multfrc_new_event(struct sock *sk, struct multfrc *ca,
 	u32 pkts = multfrc_packets(tp);
 
 	if (!ca->nintervals) {
-		/* The first interval: the one whose rate was received. */
+		/* The first interval: the one whose rate was received
+		 * (RFC 5348 6.3.1).  A loss before any rate was measured
+		 * (an RTO in the first round) takes the initial rate instead:
+		 * a rate of nothing would start from p near 1.
+		 */
 		struct multfrc_eq_in in;
 		u64 x_recv = max(ca->x_recv, ca->x_recv_prev);
 		u32 p;
 
 		multfrc_eq_input(sk, ca, &in, 1000);
 		p = multfrc_eq_loss_rate(&in, max(x_recv,
-						  multfrc_min_rate(sk)));
+						  multfrc_initial_rate(sk)));
 		ca->interval[0] = max_t(u32, div64_u64(1ULL << 32, p), 1);
 		ca->j[0] = 1;
 		ca->nintervals = 1;
@@ -421,6 +426,11 @@ static void multfrc_cong_control(KC_CONG_CONTROL_ARGS)
 
 	multfrc_lost(sk, ca, tp->lost - ca->lost_seen, now_us);
 	ca->lost_seen = tp->lost;
+	if (ca->timer_halved) {
+		/* the first ACK after a halving (multfrc_halve()) */
+		ca->timer_halved = 0;
+		ca->round_start_us = now_us;
+	}
 
 	/* The receive rate: the best delivery rate sample of the round; an
 	 * application-limited sample counts only if it is higher.
@@ -458,13 +468,26 @@ static void multfrc_in_ack_event(struct sock *sk, u32 flags)
 		multfrc_lost(sk, ca, 1, now_us);
 }
 
+/* RFC 5348 4.4, the no-feedback timer: halve the allowed rate by
+ * replacing the receive rates that limit it (X_recv_set) with a single
+ * one, half the new rate, so that the rate (at most twice the receive
+ * rate) is the halved one.  TFRC keeps sending at that rate; TCP after
+ * an RTO sends one segment and waits for its ACK.  So the measurement
+ * round restarts at that first ACK (multfrc_cong_control()): the rate
+ * stays at least the halved one until a whole round has measured what
+ * is sent at it, and the samples of the repair cannot set it.
+ */
 static void multfrc_halve(struct sock *sk, struct multfrc *ca)
 {
+	struct tcp_sock *tp = tcp_sk(sk);
+
 	ca->rate = max(ca->rate / 2, multfrc_initial_rate(sk));
+	ca->x_recv_prev = (u32)min_t(u64, ca->rate / 2, U32_MAX);
 	ca->x_recv = 0;
-	ca->x_recv_prev = 0;
+	ca->timer_halved = 1;
 	WRITE_ONCE(sk->sk_pacing_rate, min_t(u64, ca->rate,
 					     READ_ONCE(sk->sk_max_pacing_rate)));
+	multfrc_set_cwnd(tp, ca->rate);
 }
 
 static void multfrc_cwnd_event(struct sock *sk, enum tcp_ca_event event)
