@@ -294,11 +294,9 @@ static void multfrc_loss_rate(const struct sock *sk, const struct multfrc *ca,
 /* Two rate-RTTs of window: pacing, not cwnd, limits sending. */
 static void multfrc_set_cwnd(struct tcp_sock *tp, u64 rate)
 {
-	u64 cwnd = div64_u64(2 * rate * multfrc_srtt_us(tp),
-			     (u64)tp->mss_cache * USEC_PER_SEC);
-
-	cwnd = clamp_t(u64, cwnd, MULTFRC_MIN_CWND, tp->snd_cwnd_clamp);
-	tcp_snd_cwnd_set(tp, (u32)cwnd);
+	tcp_snd_cwnd_set(tp, multfrc_eq_cwnd(rate, multfrc_srtt_us(tp),
+					     tp->mss_cache, MULTFRC_MIN_CWND,
+					     tp->snd_cwnd_clamp));
 }
 
 static void multfrc_set_rate(struct sock *sk, struct multfrc *ca, u64 x_calc,
@@ -359,12 +357,10 @@ static void multfrc_new_event(struct sock *sk, struct multfrc *ca,
 		 */
 		struct multfrc_eq_in in;
 		u64 x_recv = max(ca->x_recv, ca->x_recv_prev);
-		u32 p;
 
 		multfrc_eq_input(sk, ca, &in, 1000);
-		p = multfrc_eq_loss_rate(&in, max(x_recv,
-						  multfrc_initial_rate(sk)));
-		ca->interval[0] = max_t(u32, div64_u64(1ULL << 32, p), 1);
+		x_recv = max(x_recv, multfrc_initial_rate(sk));
+		ca->interval[0] = multfrc_eq_loss_interval(&in, x_recv);
 		ca->j[0] = 1;
 		ca->nintervals = 1;
 	} else if (ca->in_event) {
