@@ -545,62 +545,81 @@ static void multfrc_unregister_instances(void)
 	multfrc_instances = NULL;
 }
 
-/* instances=2,0.5: one algorithm multfrc_<n> per value. */
-static int multfrc_register_instances(void)
+/* instances=2,0.5: the values of n, each checked (a number in range,
+ * listed once, at most MULTFRC_MAX_INSTANCES of them) before anything is
+ * registered.
+ */
+static int multfrc_parse_instances(u32 *n, unsigned int *count)
 {
-	char *list, *s, *tok;
+	char *list, *s, *tok, name[12];
+	unsigned int i;
 	int ret = 0;
 
-	if (!multfrc_instances_param || !*multfrc_instances_param)
-		return 0;
-	multfrc_instances = kcalloc(MULTFRC_MAX_INSTANCES,
-				    sizeof(*multfrc_instances), GFP_KERNEL);
+	*count = 0;
 	list = kstrdup(multfrc_instances_param, GFP_KERNEL);
-	if (!multfrc_instances || !list) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!list)
+		return -ENOMEM;
 	s = list;
-	while ((tok = strsep(&s, ",")) != NULL) {
-		struct multfrc_instance *in;
-		char name[12];
-		u32 n;
-
-		if (multfrc_parse_n(tok, &n)) {
+	while (!ret && (tok = strsep(&s, ",")) != NULL) {
+		if (*count == MULTFRC_MAX_INSTANCES) {
+			pr_err("instances: at most %d\n", MULTFRC_MAX_INSTANCES);
+			ret = -EINVAL;
+		} else if (multfrc_parse_n(tok, &n[*count])) {
 			pr_err("instances: '%s' is not a number from 0.1 to 100 with at most three decimals\n",
 			       tok);
 			ret = -EINVAL;
-			break;
 		}
-		if (multfrc_ninstances == MULTFRC_MAX_INSTANCES) {
-			pr_err("instances: at most %d\n", MULTFRC_MAX_INSTANCES);
+		for (i = 0; !ret && i < *count; i++) {
+			if (n[i] != n[*count])
+				continue;
+			multfrc_format_n(name, sizeof(name), n[i]);
+			pr_err("instances: multfrc_%s listed twice\n", name);
 			ret = -EINVAL;
-			break;
 		}
+		if (!ret)
+			(*count)++;
+	}
+	kfree(list);
+	return ret;
+}
+
+/* One algorithm multfrc_<n> per value of n, or none: on a failure, what
+ * was registered is unregistered again (tcp_unregister_congestion_control()
+ * waits for an RCU grace period, so no lookup still sees the ops freed
+ * here).  With the list checked first, only a name or key that another
+ * module registered can fail; a socket that took one of the earlier ones
+ * in that moment would outlive the module, which a failed init does not
+ * keep: that case is not handled.
+ */
+static int multfrc_register_instances(const u32 *n, unsigned int count)
+{
+	struct multfrc_instance *in;
+	char name[12];
+	int ret = 0;
+
+	if (!count)
+		return 0;
+	multfrc_instances = kcalloc(count, sizeof(*multfrc_instances),
+				    GFP_KERNEL);
+	if (!multfrc_instances)
+		return -ENOMEM;
+	for (; multfrc_ninstances < count; multfrc_ninstances++) {
 		in = &multfrc_instances[multfrc_ninstances];
 		in->ops = tcp_multfrc;
-		in->n_milli = n;
-		multfrc_format_n(name, sizeof(name), n);
+		in->n_milli = n[multfrc_ninstances];
+		multfrc_format_n(name, sizeof(name), in->n_milli);
 		snprintf(in->ops.name, sizeof(in->ops.name), "multfrc_%s",
 			 name);
 		ret = tcp_register_congestion_control(&in->ops);
-		if (ret == -EEXIST) {
-			/* a parameter error; and modprobe would take EEXIST
-			 * for "already loaded" and report success
-			 */
-			pr_err("instances: %s listed twice\n", in->ops.name);
-			ret = -EINVAL;
-			break;
-		}
 		if (ret) {
 			pr_err("instances: cannot register %s (%d)\n",
 			       in->ops.name, ret);
+			/* modprobe takes EEXIST for "already loaded" */
+			if (ret == -EEXIST)
+				ret = -EINVAL;
 			break;
 		}
-		multfrc_ninstances++;
 	}
-out:
-	kfree(list);
 	if (ret)
 		multfrc_unregister_instances();
 	return ret;
@@ -608,13 +627,20 @@ out:
 
 static int __init multfrc_register(void)
 {
+	u32 n[MULTFRC_MAX_INSTANCES];
+	unsigned int count = 0;
 	int ret;
 
 	BUILD_BUG_ON(sizeof(struct multfrc) > ICSK_CA_PRIV_SIZE);
+	if (multfrc_instances_param && *multfrc_instances_param) {
+		ret = multfrc_parse_instances(n, &count);
+		if (ret)
+			return ret;
+	}
 	ret = tcp_register_congestion_control(&tcp_multfrc);
 	if (ret)
 		return ret;
-	ret = multfrc_register_instances();
+	ret = multfrc_register_instances(n, count);
 	if (ret)
 		tcp_unregister_congestion_control(&tcp_multfrc);
 	return ret;
