@@ -44,7 +44,7 @@
  *
  *  Afterwards, once per RTT and at every loss event the rate becomes the
  *    equation's, at most twice the receive rate of the last RTT, at least
- *    one segment per 64 s.  After an RTO, and when the connection sends
+ *    one segment per second.  After an RTO, and when the connection sends
  *    again after a silence longer than the RTO, the rate halves (at least
  *    to the initial rate), as TFRC's no-feedback timer does.
  *
@@ -80,7 +80,6 @@
 #define MULTFRC_INTERVALS	8	/* closed loss intervals kept */
 #define MULTFRC_MAX_INSTANCES	8
 #define MULTFRC_MIN_CWND	4U
-#define MULTFRC_T_MBI		64	/* s: longest gap between segments */
 
 /* RFC 5348 5.4 weights, in tenths */
 static const u8 multfrc_weight[MULTFRC_INTERVALS] = {
@@ -231,9 +230,19 @@ static u64 multfrc_initial_rate(const struct sock *sk)
 	return div_u64((u64)w * USEC_PER_SEC, multfrc_srtt_us(tp));
 }
 
+/* The lowest rate: one segment per second.  TFRC's is one per 64 s
+ * (t_mbi), but a paced TCP socket schedules its next send skb->len / rate
+ * after each skb (tcp_update_skb_after_send()) and keeps that time when
+ * the rate rises again: at s / 64 an skb of the two segments TCP sends at
+ * low rates (tcp_min_tso_segs) stalls the connection for 128 s.  At one
+ * segment per second the stall is at most 2 s, what TCP's own
+ * first retransmission timeout (1 s, RFC 6298) and its backoff would wait.
+ * Under persistent loss the rate does not stay there anyway: with no ACK
+ * no rate is set, and TCP's backed-off RTOs alone send.
+ */
 static u64 multfrc_min_rate(const struct sock *sk)
 {
-	return max_t(u64, tcp_sk(sk)->mss_cache / MULTFRC_T_MBI, 1);
+	return max(tcp_sk(sk)->mss_cache, 1U);
 }
 
 static u32 multfrc_packets(const struct tcp_sock *tp)
