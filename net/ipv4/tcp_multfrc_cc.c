@@ -40,13 +40,14 @@
  *    at most to twice the receive rate, from RFC 5348's initial window
  *    min(4 s, max(2 s, 4380 bytes)) per RTT.  The first loss interval is
  *    the one for which the equation gives the rate received before it
- *    (RFC 5348, 6.3.1).
+ *    (RFC 5348, 6.3.1), or the initial rate if none was measured yet.
  *
  *  Afterwards, once per RTT and at every loss event the rate becomes the
  *    equation's, at most twice the receive rate of the last RTT, at least
  *    one segment per second.  After an RTO, and when the connection sends
  *    again after a silence longer than the RTO, the rate halves (at least
- *    to the initial rate), as TFRC's no-feedback timer does.
+ *    to the initial rate), as TFRC's no-feedback timer does, and grows
+ *    from there with the receive rate (multfrc_halve()).
  *
  * Choosing n: the algorithm "multfrc" uses the module parameter n (0.1 to
  * 100, default 1) as it was when a connection chose it.  The parameter
