@@ -1,21 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # MulTFRC after a retransmission timeout (RFC 5348 4.4, the no-feedback
-# timer), on a 10 Mbit/s, 50 ms path with a BDP of queue:
+# timer), on a 5 Mbit/s, 50 ms path with a BDP of queue:
 #  1. a flow at steady state loses everything it sends for 400 ms (an
-#     nftables drop rule on the bottleneck router): an RTO halves the rate
-#     (twice, if the retransmission after the first is dropped too) and the
-#     flow climbs back from there.  Over the second after the first bytes
-#     arrive again, the receiver's goodput must be at least 0.4 x its
-#     goodput in the second before the blackhole: a rate halved twice and
-#     then doubled once per RTT averages well above that, a rate that
-#     collapsed to one post-RTO sample (a few kB/s) far below;
+#     nftables drop rule on the bottleneck router): the timeout halves the
+#     rate (once per loss episode, however many backed-off RTOs it takes)
+#     and the flow climbs back from there.  Over the second after the
+#     first bytes arrive again, the receiver's goodput must be at least
+#     0.4 x its goodput in the second before the blackhole: a halved rate
+#     that doubles once per RTT averages well above that (0.6-0.7 x
+#     measured), a rate that collapsed to one post-RTO sample (a few kB/s)
+#     far below (0.01 x);
 #  2. a flow whose first data segments are all dropped (the handshake
 #     passes): its first loss event comes from an RTO before any receive
 #     rate was measured.  The loss event rate it starts from must be a
-#     sane one (below 0.5; about 0.1 from the initial rate of 4380 bytes
+#     sane one (below 0.5; about 0.08 from the initial rate of 4380 bytes
 #     per RTT), not the p ~ 1 of a zero receive rate, and the flow must
-#     reach 2 Mbit/s in its third second.
+#     average 1 Mbit/s from its third second on (under 0.1 Mbit/s from
+#     p ~ 1).
 . "$(dirname "$0")/../lib.sh"
 
 [ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
