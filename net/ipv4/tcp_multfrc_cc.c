@@ -40,13 +40,14 @@
  *    at most to twice the receive rate, from RFC 5348's initial window
  *    min(4 s, max(2 s, 4380 bytes)) per RTT.  The first loss interval is
  *    the one for which the equation gives the rate received before it
- *    (RFC 5348, 6.3.1).
+ *    (RFC 5348, 6.3.1), or the initial rate if none was measured yet.
  *
  *  Afterwards, once per RTT and at every loss event the rate becomes the
  *    equation's, at most twice the receive rate of the last RTT, at least
- *    one segment per 64 s.  After an RTO, and when the connection sends
+ *    one segment per second.  After an RTO, and when the connection sends
  *    again after a silence longer than the RTO, the rate halves (at least
- *    to the initial rate), as TFRC's no-feedback timer does.
+ *    to the initial rate), as TFRC's no-feedback timer does, and grows
+ *    from there with the receive rate (multfrc_halve()).
  *
  * Choosing n: the algorithm "multfrc" uses the module parameter n (0.1 to
  * 100, default 1) as it was when a connection chose it.  The parameter
@@ -80,7 +81,6 @@
 #define MULTFRC_INTERVALS	8	/* closed loss intervals kept */
 #define MULTFRC_MAX_INSTANCES	8
 #define MULTFRC_MIN_CWND	4U
-#define MULTFRC_T_MBI		64	/* s: longest gap between segments */
 
 /* RFC 5348 5.4 weights, in tenths */
 static const u8 multfrc_weight[MULTFRC_INTERVALS] = {
@@ -116,6 +116,7 @@ struct multfrc {
 	u32 x_recv;			/* receive rate, this round, bytes/s */
 	u8 nintervals;			/* 0: still in slow start */
 	u8 in_event:1;
+	u8 timer_halved:1;		/* halved, no ACK since */
 };
 
 /* "2", "0.5", "12.25": n in thousandths, within the range the equation
@@ -230,9 +231,19 @@ static u64 multfrc_initial_rate(const struct sock *sk)
 	return div_u64((u64)w * USEC_PER_SEC, multfrc_srtt_us(tp));
 }
 
+/* The lowest rate: one segment per second.  TFRC's is one per 64 s
+ * (t_mbi), but a paced TCP socket schedules its next send skb->len / rate
+ * after each skb (tcp_update_skb_after_send()) and keeps that time when
+ * the rate rises again: at s / 64 an skb of the two segments TCP sends at
+ * low rates (tcp_min_tso_segs) stalls the connection for 128 s.  At one
+ * segment per second the stall is at most 2 s, what TCP's own
+ * first retransmission timeout (1 s, RFC 6298) and its backoff would wait.
+ * Under persistent loss the rate does not stay there anyway: with no ACK
+ * no rate is set, and TCP's backed-off RTOs alone send.
+ */
 static u64 multfrc_min_rate(const struct sock *sk)
 {
-	return max_t(u64, tcp_sk(sk)->mss_cache / MULTFRC_T_MBI, 1);
+	return max(tcp_sk(sk)->mss_cache, 1U);
 }
 
 static u32 multfrc_packets(const struct tcp_sock *tp)
@@ -293,11 +304,9 @@ static void multfrc_loss_rate(const struct sock *sk, const struct multfrc *ca,
 /* Two rate-RTTs of window: pacing, not cwnd, limits sending. */
 static void multfrc_set_cwnd(struct tcp_sock *tp, u64 rate)
 {
-	u64 cwnd = div64_u64(2 * rate * multfrc_srtt_us(tp),
-			     (u64)tp->mss_cache * USEC_PER_SEC);
-
-	cwnd = clamp_t(u64, cwnd, MULTFRC_MIN_CWND, tp->snd_cwnd_clamp);
-	tcp_snd_cwnd_set(tp, (u32)cwnd);
+	tcp_snd_cwnd_set(tp, multfrc_eq_cwnd(rate, multfrc_srtt_us(tp),
+					     tp->mss_cache, MULTFRC_MIN_CWND,
+					     tp->snd_cwnd_clamp));
 }
 
 static void multfrc_set_rate(struct sock *sk, struct multfrc *ca, u64 x_calc,
@@ -351,15 +360,17 @@ static void multfrc_new_event(struct sock *sk, struct multfrc *ca,
 	u32 pkts = multfrc_packets(tp);
 
 	if (!ca->nintervals) {
-		/* The first interval: the one whose rate was received. */
+		/* The first interval: the one whose rate was received
+		 * (RFC 5348 6.3.1).  A loss before any rate was measured
+		 * (an RTO in the first round) takes the initial rate instead:
+		 * a rate of nothing would start from p near 1.
+		 */
 		struct multfrc_eq_in in;
 		u64 x_recv = max(ca->x_recv, ca->x_recv_prev);
-		u32 p;
 
 		multfrc_eq_input(sk, ca, &in, 1000);
-		p = multfrc_eq_loss_rate(&in, max(x_recv,
-						  multfrc_min_rate(sk)));
-		ca->interval[0] = max_t(u32, div64_u64(1ULL << 32, p), 1);
+		x_recv = max(x_recv, multfrc_initial_rate(sk));
+		ca->interval[0] = multfrc_eq_loss_interval(&in, x_recv);
 		ca->j[0] = 1;
 		ca->nintervals = 1;
 	} else if (ca->in_event) {
@@ -421,6 +432,11 @@ static void multfrc_cong_control(KC_CONG_CONTROL_ARGS)
 
 	multfrc_lost(sk, ca, tp->lost - ca->lost_seen, now_us);
 	ca->lost_seen = tp->lost;
+	if (ca->timer_halved) {
+		/* the first ACK after a halving (multfrc_halve()) */
+		ca->timer_halved = 0;
+		ca->round_start_us = now_us;
+	}
 
 	/* The receive rate: the best delivery rate sample of the round; an
 	 * application-limited sample counts only if it is higher.
@@ -458,13 +474,26 @@ static void multfrc_in_ack_event(struct sock *sk, u32 flags)
 		multfrc_lost(sk, ca, 1, now_us);
 }
 
+/* RFC 5348 4.4, the no-feedback timer: halve the allowed rate by
+ * replacing the receive rates that limit it (X_recv_set) with a single
+ * one, half the new rate, so that the rate (at most twice the receive
+ * rate) is the halved one.  TFRC keeps sending at that rate; TCP after
+ * an RTO sends one segment and waits for its ACK.  So the measurement
+ * round restarts at that first ACK (multfrc_cong_control()): the rate
+ * stays at least the halved one until a whole round has measured what
+ * is sent at it, and the samples of the repair cannot set it.
+ */
 static void multfrc_halve(struct sock *sk, struct multfrc *ca)
 {
+	struct tcp_sock *tp = tcp_sk(sk);
+
 	ca->rate = max(ca->rate / 2, multfrc_initial_rate(sk));
+	ca->x_recv_prev = (u32)min_t(u64, ca->rate / 2, U32_MAX);
 	ca->x_recv = 0;
-	ca->x_recv_prev = 0;
+	ca->timer_halved = 1;
 	WRITE_ONCE(sk->sk_pacing_rate, min_t(u64, ca->rate,
 					     READ_ONCE(sk->sk_max_pacing_rate)));
+	multfrc_set_cwnd(tp, ca->rate);
 }
 
 static void multfrc_cwnd_event(struct sock *sk, enum tcp_ca_event event)
@@ -526,62 +555,81 @@ static void multfrc_unregister_instances(void)
 	multfrc_instances = NULL;
 }
 
-/* instances=2,0.5: one algorithm multfrc_<n> per value. */
-static int multfrc_register_instances(void)
+/* instances=2,0.5: the values of n, each checked (a number in range,
+ * listed once, at most MULTFRC_MAX_INSTANCES of them) before anything is
+ * registered.
+ */
+static int multfrc_parse_instances(u32 *n, unsigned int *count)
 {
-	char *list, *s, *tok;
+	char *list, *s, *tok, name[12];
+	unsigned int i;
 	int ret = 0;
 
-	if (!multfrc_instances_param || !*multfrc_instances_param)
-		return 0;
-	multfrc_instances = kcalloc(MULTFRC_MAX_INSTANCES,
-				    sizeof(*multfrc_instances), GFP_KERNEL);
+	*count = 0;
 	list = kstrdup(multfrc_instances_param, GFP_KERNEL);
-	if (!multfrc_instances || !list) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!list)
+		return -ENOMEM;
 	s = list;
-	while ((tok = strsep(&s, ",")) != NULL) {
-		struct multfrc_instance *in;
-		char name[12];
-		u32 n;
-
-		if (multfrc_parse_n(tok, &n)) {
+	while (!ret && (tok = strsep(&s, ",")) != NULL) {
+		if (*count == MULTFRC_MAX_INSTANCES) {
+			pr_err("instances: at most %d\n", MULTFRC_MAX_INSTANCES);
+			ret = -EINVAL;
+		} else if (multfrc_parse_n(tok, &n[*count])) {
 			pr_err("instances: '%s' is not a number from 0.1 to 100 with at most three decimals\n",
 			       tok);
 			ret = -EINVAL;
-			break;
 		}
-		if (multfrc_ninstances == MULTFRC_MAX_INSTANCES) {
-			pr_err("instances: at most %d\n", MULTFRC_MAX_INSTANCES);
+		for (i = 0; !ret && i < *count; i++) {
+			if (n[i] != n[*count])
+				continue;
+			multfrc_format_n(name, sizeof(name), n[i]);
+			pr_err("instances: multfrc_%s listed twice\n", name);
 			ret = -EINVAL;
-			break;
 		}
+		if (!ret)
+			(*count)++;
+	}
+	kfree(list);
+	return ret;
+}
+
+/* One algorithm multfrc_<n> per value of n, or none: on a failure, what
+ * was registered is unregistered again (tcp_unregister_congestion_control()
+ * waits for an RCU grace period, so no lookup still sees the ops freed
+ * here).  With the list checked first, only a name or key that another
+ * module registered can fail; a socket that took one of the earlier ones
+ * in that moment would outlive the module, which a failed init does not
+ * keep: that case is not handled.
+ */
+static int multfrc_register_instances(const u32 *n, unsigned int count)
+{
+	struct multfrc_instance *in;
+	char name[12];
+	int ret = 0;
+
+	if (!count)
+		return 0;
+	multfrc_instances = kcalloc(count, sizeof(*multfrc_instances),
+				    GFP_KERNEL);
+	if (!multfrc_instances)
+		return -ENOMEM;
+	for (; multfrc_ninstances < count; multfrc_ninstances++) {
 		in = &multfrc_instances[multfrc_ninstances];
 		in->ops = tcp_multfrc;
-		in->n_milli = n;
-		multfrc_format_n(name, sizeof(name), n);
+		in->n_milli = n[multfrc_ninstances];
+		multfrc_format_n(name, sizeof(name), in->n_milli);
 		snprintf(in->ops.name, sizeof(in->ops.name), "multfrc_%s",
 			 name);
 		ret = tcp_register_congestion_control(&in->ops);
-		if (ret == -EEXIST) {
-			/* a parameter error; and modprobe would take EEXIST
-			 * for "already loaded" and report success
-			 */
-			pr_err("instances: %s listed twice\n", in->ops.name);
-			ret = -EINVAL;
-			break;
-		}
 		if (ret) {
 			pr_err("instances: cannot register %s (%d)\n",
 			       in->ops.name, ret);
+			/* modprobe takes EEXIST for "already loaded" */
+			if (ret == -EEXIST)
+				ret = -EINVAL;
 			break;
 		}
-		multfrc_ninstances++;
 	}
-out:
-	kfree(list);
 	if (ret)
 		multfrc_unregister_instances();
 	return ret;
@@ -589,13 +637,20 @@ out:
 
 static int __init multfrc_register(void)
 {
+	u32 n[MULTFRC_MAX_INSTANCES];
+	unsigned int count = 0;
 	int ret;
 
 	BUILD_BUG_ON(sizeof(struct multfrc) > ICSK_CA_PRIV_SIZE);
+	if (multfrc_instances_param && *multfrc_instances_param) {
+		ret = multfrc_parse_instances(n, &count);
+		if (ret)
+			return ret;
+	}
 	ret = tcp_register_congestion_control(&tcp_multfrc);
 	if (ret)
 		return ret;
-	ret = multfrc_register_instances();
+	ret = multfrc_register_instances(n, count);
 	if (ret)
 		tcp_unregister_congestion_control(&tcp_multfrc);
 	return ret;

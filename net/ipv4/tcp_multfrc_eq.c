@@ -305,3 +305,47 @@ u32 multfrc_eq_loss_rate(const struct multfrc_eq_in *in, u64 rate)
 	}
 	return lo;
 }
+
+/**
+ * multfrc_eq_loss_interval - the loss interval at which the equation gives
+ *	a rate
+ * @in: as for multfrc_eq_loss_rate()
+ * @rate: bytes per second
+ *
+ * The first loss interval of a connection (RFC 5348, 6.3.1): 1 / p.  A
+ * rate that even the smallest p, 2^-32, does not reach gives the longest
+ * interval a u32 holds (1 / p would be 2^32).
+ *
+ * Return: packets, 1..U32_MAX.
+ */
+u32 multfrc_eq_loss_interval(const struct multfrc_eq_in *in, u64 rate)
+{
+	u64 i = div64_u64(MULTFRC_P_ONE, multfrc_eq_loss_rate(in, rate));
+
+	return i > U32_MAX ? U32_MAX : (u32)i;
+}
+
+/**
+ * multfrc_eq_cwnd - the congestion window that goes with a rate
+ * @rate: bytes per second
+ * @rtt_us: round-trip time
+ * @mss: segment size in bytes, > 0
+ * @lo: smallest window
+ * @hi: largest window, >= @lo
+ *
+ * Two rate-RTTs of segments, so that pacing, not the window, limits
+ * sending.  A rate whose 2 x rate x RTT exceeds 64 bits gets @hi.
+ *
+ * Return: the window in segments, from @lo to @hi.
+ */
+u32 multfrc_eq_cwnd(u64 rate, u32 rtt_us, u32 mss, u32 lo, u32 hi)
+{
+	u64 cwnd;
+
+	if (rtt_us && rate > div64_u64(U64_MAX / 2, rtt_us))
+		return hi;
+	cwnd = div64_u64(2 * rate * rtt_us, (u64)mss * USEC_PER_SEC);
+	if (cwnd < lo)
+		cwnd = lo;
+	return cwnd > hi ? hi : (u32)cwnd;
+}

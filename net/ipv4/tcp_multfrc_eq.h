@@ -2,7 +2,8 @@
 /*
  * The MulTFRC throughput equation: the rate of n parallel TCP flows as a
  * function of the loss event rate, the packets lost per loss event, the
- * RTT and the RTO (see tcp_multfrc_eq.c).  Integer arithmetic only; the
+ * RTT and the RTO, its inverse, and the window that goes with a rate
+ * (see tcp_multfrc_eq.c).  Integer arithmetic only; the
  * same source builds into tcp_multfrc.ko and into a user-space test
  * (tools/testing/multfrc), which provides the few kernel helpers it uses.
  */
@@ -30,5 +31,7 @@ struct multfrc_eq_in {
 
 u64 multfrc_eq_rate(const struct multfrc_eq_in *in);
 u32 multfrc_eq_loss_rate(const struct multfrc_eq_in *in, u64 rate);
+u32 multfrc_eq_loss_interval(const struct multfrc_eq_in *in, u64 rate);
+u32 multfrc_eq_cwnd(u64 rate, u32 rtt_us, u32 mss, u32 lo, u32 hi);
 
 #endif /* _TCP_MULTFRC_EQ_H */

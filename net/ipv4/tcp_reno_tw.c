@@ -30,7 +30,8 @@
  *    until the first loss).  .init sets the configured initial ssthresh,
  *    the way CUBIC's initial_ssthresh parameter does; .init runs after the
  *    route metrics have been applied, so it wins over a cached ssthresh
- *    unless the parameter is 0.
+ *    unless the parameter is 0.  A connection that switches to reno_tw
+ *    after a loss keeps its ssthresh (reno_tw_init()).
  *  - .ssthresh, called when fast recovery starts (and on RTO, before the
  *    state moves to Loss), returns max(cwnd * (100 - decrease) / 100, 2).
  *    Integer arithmetic floors the product, so a window of fewer than 20
@@ -120,22 +121,36 @@ struct reno_tw {
 	u32 decrease_pct;
 };
 
+/* .init runs when a connection is established and when an established
+ * one switches to reno_tw (TCP_CONGESTION).  The initial ssthresh is for
+ * a connection that has not left its initial state: no ssthresh yet
+ * (infinite: nothing has been lost) or nothing sent yet (one opened with
+ * a cached or route ssthresh, which the parameter overrides as CUBIC's
+ * initial_ssthresh does).  A connection that switches after a loss keeps
+ * the ssthresh that loss gave it: 200 would make it slow-start again far
+ * past what the path took.
+ */
 static void reno_tw_init(struct sock *sk)
 {
-	struct reno_tw *ca = inet_csk_ca(sk);
 	u32 ssthresh = READ_ONCE(initial_ssthresh);
+	struct reno_tw *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
 
 	ca->decrease_pct = READ_ONCE(decrease_pct);
-	if (ssthresh)
-		tcp_sk(sk)->snd_ssthresh = ssthresh;
+	if (ssthresh && (tp->snd_ssthresh >= TCP_INFINITE_SSTHRESH ||
+			 !tp->data_segs_out))
+		tp->snd_ssthresh = ssthresh;
 }
 
+/* max(cwnd * (100 - decrease) / 100, 2), the product in 64 bits: in 32 it
+ * would wrap above 43 million segments.
+ */
 static u32 reno_tw_ssthresh(struct sock *sk)
 {
 	const struct reno_tw *ca = inet_csk_ca(sk);
-	u32 cwnd = tcp_snd_cwnd(tcp_sk(sk));
+	u64 cwnd = tcp_snd_cwnd(tcp_sk(sk));
 
-	return max(cwnd * (100 - ca->decrease_pct) / 100, 2U);
+	return max_t(u32, div_u64(cwnd * (100 - ca->decrease_pct), 100), 2U);
 }
 
 static void reno_tw_cwnd_event(struct sock *sk, enum tcp_ca_event event)

@@ -39,6 +39,34 @@ check "instances=2,x refused" refused "instances=2,x" "instances: 'x' is not a n
 check "instances=2,2 refused" refused "instances=2,2" "listed twice"
 check "nine instances refused" refused "instances=1,2,3,4,5,6,7,8,9" "at most 8"
 
+# A refused list registers nothing, not even while the load fails: a
+# socket that chose an algorithm in that moment would be left on the
+# memory of a module that is then freed.  Watch the available list during
+# ten refused loads of seven good values and a bad one.
+avail=$(sysctl -n net.ipv4.tcp_available_congestion_control)
+"$PYTHON" - "$TMPD/seen" <<-'EOF' &
+	import os, sys
+	seen = set()
+	open(sys.argv[1] + ".ready", "w").close()
+	while not os.path.exists(sys.argv[1] + ".stop"):
+	    with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+	        seen.update(w for w in f.read().split() if w.startswith("multfrc"))
+	with open(sys.argv[1], "w") as f:
+	    f.write(" ".join(sorted(seen)))
+	EOF
+watcher=$!
+while [ ! -e "$TMPD/seen.ready" ]; do sleep 0.1; done
+for i in $(seq 10); do
+	modprobe tcp_multfrc instances=1,2,3,4,5,6,7,x 2>/dev/null
+done
+touch "$TMPD/seen.stop"
+wait $watcher
+log "algorithms seen during the refused loads: '$(cat "$TMPD/seen")'"
+check "refused loads never register an algorithm, even for a moment" \
+	test ! -s "$TMPD/seen"
+check "tcp_available_congestion_control is unchanged" \
+	test "$(sysctl -n net.ipv4.tcp_available_congestion_control)" = "$avail"
+
 modprobe tcp_multfrc instances=2,0.5 || skip "tcp_multfrc not available"
 avail=$(sysctl -n net.ipv4.tcp_available_congestion_control)
 log "available: $avail"

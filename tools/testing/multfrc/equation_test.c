@@ -11,7 +11,11 @@
  *     within the 1 B/s of its integer result) and never saturated;
  *  3. inputs outside the domain give 0, and the high-p saturation case is
  *     the equation's n / (t_RTO (1 + 32 p^2)) packets/s;
- *  4. the loss event rate found for a rate gives that rate back.
+ *  4. the loss event rate found for a rate gives that rate back;
+ *  5. the loss interval found for a rate is 1 / p, and the longest one
+ *     when even the smallest p gives less than the rate;
+ *  6. the window for a rate is two rate-RTTs of segments within its
+ *     bounds, also when rate x RTT exceeds 64 bits.
  *
  * Prints TAP; exits 1 if a check failed.
  */
@@ -235,6 +239,47 @@ static void inverse(void)
 	      worst, 0.001);
 }
 
+static void loss_interval(void)
+{
+	struct multfrc_eq_in in = input(1, 0.01, 1, 1.0, 1.0, 1448, 1);
+	u64 at_1pct = multfrc_eq_rate(&in), top;
+	u32 got;
+
+	got = multfrc_eq_loss_interval(&in, at_1pct);
+	check(got >= 99 && got <= 101,
+	      "the loss interval for the rate at p = 1 %%: %.0f packets, want %.0f",
+	      got, 100);
+	/* A receive rate above the equation's at the smallest p, 2^-32:
+	 * the longest interval, not 2^32 packets wrapped to 0 and then 1.
+	 */
+	in.p = 1;
+	top = multfrc_eq_rate(&in);
+	got = multfrc_eq_loss_interval(&in, 2 * top);
+	check(got == UINT32_MAX,
+	      "a rate above the equation's at the smallest p: interval %.0f packets, want %.0f",
+	      got, UINT32_MAX);
+}
+
+static void window(void)
+{
+	u32 got;
+
+	/* 1.25e6 B/s for 100 ms in 1250-byte segments, twice: 200 */
+	got = multfrc_eq_cwnd(1250000, 100000, 1250, 4, UINT32_MAX);
+	check(got == 200, "window for 1.25 MB/s, 100 ms, 1250 B: %.0f, want %.0f",
+	      got, 200);
+	got = multfrc_eq_cwnd(1000, 1000, 1448, 4, UINT32_MAX);
+	check(got == 4, "a tiny rate gets the smallest window: %.0f, want %.0f",
+	      got, 4);
+	/* 2 x rate x RTT = 2^64: the largest window, not what is left of
+	 * a wrapped product (nothing)
+	 */
+	got = multfrc_eq_cwnd(1ULL << 43, 1U << 20, 1448, 4, 1000000);
+	check(got == 1000000,
+	      "a rate x RTT beyond 64 bits gets the largest window: %.0f, want %.0f",
+	      got, 1000000);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -243,6 +288,8 @@ int main(void)
 	grid();
 	domain_and_saturation();
 	inverse();
+	loss_interval();
+	window();
 	printf("1..%d\n", tests);
 	return failed ? 1 : 0;
 }

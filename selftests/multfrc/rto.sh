@@ -1,0 +1,129 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# MulTFRC after a retransmission timeout (RFC 5348 4.4, the no-feedback
+# timer), on a 5 Mbit/s, 50 ms path with a BDP of queue:
+#  1. a flow at steady state loses everything it sends for 400 ms (an
+#     nftables drop rule on the bottleneck router): the timeout halves the
+#     rate (once per loss episode, however many backed-off RTOs it takes)
+#     and the flow climbs back from there.  Over the second after the
+#     first bytes arrive again, the receiver's goodput must be at least
+#     0.4 x its goodput in the second before the blackhole: a halved rate
+#     that doubles once per RTT averages well above that (0.6-0.7 x
+#     measured), a rate that collapsed to one post-RTO sample (a few kB/s)
+#     far below (0.01 x);
+#  2. a flow whose first data segments are all dropped (the handshake
+#     passes): its first loss event comes from an RTO before any receive
+#     rate was measured.  The loss event rate it starts from must be a
+#     sane one (below 0.5; about 0.08 from the initial rate of 4380 bytes
+#     per RTT), not the p ~ 1 of a zero receive rate, and the flow must
+#     average 1 Mbit/s from its third second on (under 0.1 Mbit/s from
+#     p ~ 1).
+. "$(dirname "$0")/../lib.sh"
+
+[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
+require_cmd nft
+require_module tcp_multfrc
+TRACE="$PYTHON $REPO/scripts/multfrc_trace.py"
+trap '$TRACE stop 2>/dev/null; cleanup' EXIT
+echo 1 > /sys/module/tcp_multfrc/parameters/n
+
+# An nftables chain on r1, empty for now, and an nft session that adds
+# and removes rules in it as its commands arrive on descriptor 9: nft's
+# own start (a second or more when the guest is busy) stays out of the
+# blackhole's timing.
+drop_setup() {
+	mkfifo "$TMPD/nft.in"
+	nsx r1 nft -i < "$TMPD/nft.in" > "$TMPD/nft.out" 2>&1 &
+	exec 9> "$TMPD/nft.in"
+	echo "add table ip blackhole" >&9
+	echo "add chain ip blackhole drops { type filter hook forward priority 0; }" >&9
+}
+# drop_on MATCH: drop what r1 forwards to port 5301 and matches MATCH.
+drop_on() { echo "add rule ip blackhole drops tcp dport 5301 $1 drop" >&9; }
+drop_off() { echo "flush chain ip blackhole drops" >&9; }
+
+# flow_started: wait until s1 has a connection to port 5301.
+flow_started() {
+	local i
+	for i in $(seq 100); do
+		nsx s1 ss -Htn state established "dport = :5301" | grep -q . &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# goodput REPORT FROM TO: the receiver's goodput (bit/s) in the intervals
+# lying between wall-clock times FROM and TO; FROM "first-after:T" means
+# one second from the first interval after T that received bytes.
+goodput() {
+	"$PYTHON" - "$@" <<-'EOF'
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		ivs = [(d["epoch"] + i["start"], i["seconds"], i["bytes"])
+		       for i in d["intervals"]]
+		lo, hi = sys.argv[2], float(sys.argv[3])
+		if lo.startswith("first-after:"):
+		    t = float(lo.split(":")[1])
+		    lo = next((s for s, _, b in ivs if s >= t and b), None)
+		    if lo is None:
+		        print(0); sys.exit()
+		    hi = lo + hi
+		lo = float(lo)
+		sel = [(n, b) for s, n, b in ivs if s >= lo - 1e-3 and s + n <= hi + 1e-3]
+		secs = sum(n for n, _ in sel)
+		print(f"{sum(b for _, b in sel) * 8 / secs:.0f}" if secs else 0)
+	EOF
+}
+
+topo_up dumbbell --rate 5mbit --delay 25ms --queue bdp
+export FLOWGEN_SERVER_ARGS="-i 0.1"
+
+# 1. A 400 ms blackhole at steady state.
+drop_setup
+flowgen_flow s1 d1 "$TMPD/steady.json" -t 8 -i 0.1 -C multfrc &
+flow=$!
+flow_started
+sleep 4
+t0=$EPOCHREALTIME
+drop_on ""
+sleep 0.4
+drop_off
+t1=$EPOCHREALTIME
+wait $flow
+# The second before ends 0.2 s before the rule was sent.
+before=$(goodput "$TMPD/steady.json" \
+	"$(awk -v t=$t0 'BEGIN { printf "%.6f", t - 1.2 }')" \
+	"$(awk -v t=$t0 'BEGIN { printf "%.6f", t - 0.2 }')")
+after=$(goodput "$TMPD/steady.json" "first-after:$t1" 1)
+log "goodput: $before bit/s in the second before the blackhole ($(awk -v a=$t0 -v b=$t1 'BEGIN { printf "%.2f", b - a }') s with the drop rule), $after bit/s in the second after the flow resumed"
+check "before the blackhole: above 2 Mbit/s (steady state)" at_least "${before:-0}" 2000000
+check "after the RTO: at least 0.4 x the goodput before" \
+	awk -v a="${after:-0}" -v b="${before:-0}" 'BEGIN { exit !(b > 0 && a >= 0.4 * b) }'
+"$PYTHON" -c "import json
+d = json.load(open('$TMPD/steady.json'))
+print('# receiver, time from the blackhole:kbit/s per interval:',
+      ' '.join('%.1f:%d' % (d['epoch'] + i['start'] - $t0, i['bytes'] * 8e-3 / i['seconds'])
+               for i in d['intervals'] if -1.5 <= d['epoch'] + i['start'] - $t0 < 2.5))"
+
+# 2. Every data segment dropped for the first 0.5 s.
+$TRACE start --dport 5301
+cat /sys/kernel/tracing/trace_pipe > "$TMPD/first.trace" &
+reader=$!
+drop_on "ip length > 200"
+flowgen_flow s1 d1 "$TMPD/first.json" -t 4 -i 0.1 -C multfrc &
+flow_started
+sleep 0.5
+drop_off
+wait $!
+$TRACE stop
+sleep 0.3
+kill $reader 2>/dev/null; wait $reader 2>/dev/null
+p=$(grep -m1 'slow_start=0' "$TMPD/first.trace" | sed -n 's/.* p_ppb=\([0-9]*\).*/\1/p')
+third=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/first.json" --skip 2 2>/dev/null)
+log "first loss event with no receive rate: p = ${p:-none} ppb; goodput from 2 s on: ${third:-none} bit/s"
+check "the first loss event's p is below 0.5" \
+	awk -v p="${p:-1000000000}" 'BEGIN { exit !(p < 500000000) }'
+check "the flow reaches 1 Mbit/s from its third second" at_least "${third:-0}" 1000000
+exec 9>&-
+finish
