@@ -655,6 +655,11 @@ struct job {
 	/* child_drain */
 	__u64 data, gaps, bad;
 	int rx_err;
+	/* child_stream: j->len bytes */
+	bool close_at_end;	/* close() at once, else shutdown(SHUT_WR) */
+	__u64 written;
+	int soft_errs;		/* write() failures it went past */
+	int wr_err;		/* errno that stopped it */
 };
 
 static pid_t spawn(int (*fn)(struct job *), struct job *j)
@@ -2863,32 +2868,32 @@ TL_TEST(close_with_pending)
 }
 
 /*
- * h. close() with SO_LINGER {1, 10}: 150 kB of queued sections take about
- * 0.6 s at 2 Mbit/s, well within the linger time: close() returns 0 in
- * time and the receiver gets every section whole, then EOF.
+ * Over a 2 Mbit/s link, queue @nsec sections of @len bytes (lengths in
+ * @lens), set SO_LINGER to @linger seconds and close() the sender in a
+ * child that holds the last reference (its result in *@jp), then read to
+ * EOF into @rx.  Returns what ended the reading (0: EOF).
  */
-TL_TEST(close_linger_flushes)
+static ssize_t close_lingering(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(tltcp) *self,
+			       const FIXTURE_VARIANT(tltcp) *variant,
+			       int linger, int nsec, size_t len, __u64 *lens,
+			       struct job **jp, struct rx *rx)
 {
-	const struct linger lg = { .l_onoff = 1, .l_linger = 10 };
-	const int nsec = 10;
-	const size_t len = 15000;
-	__u64 lens[10];
+	const struct linger lg = { .l_onoff = 1, .l_linger = linger };
 	int sync[2], k;
 	struct job *j;
-	struct rx rx;
 	ssize_t ret;
 	pid_t pid;
 
-	SETUP_SKIPPED();
 	shape_lo(_metadata, 2000000);
 	reopen(_metadata, self, variant, &default_opts);
 	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
 	ASSERT_EQ(0, setsockopt(self->snd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
 	for (k = 0; k < nsec; k++) {
 		lens[k] = len;
-		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, SEC(30), 0));
+		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, SEC(30),
+						 MSG_DONTWAIT));
 	}
-	/* The child holds the last reference and closes it. */
 	ASSERT_EQ(0, pipe(sync));
 	j = shared_alloc(sizeof(*j));
 	ASSERT_NE(NULL, j);
@@ -2900,18 +2905,40 @@ TL_TEST(close_linger_flushes)
 	self->snd = -1;
 	ASSERT_EQ(1, write(sync[1], "c", 1));
 
-	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 65536));
-	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	ASSERT_EQ(0, rx_init(rx, lens, nsec, 65536));
+	set_timeouts(self->rcv, 20000);
+	ret = rx_to_eof(_metadata, rx, self->rcv, 65536);
+	ASSERT_EQ(0, reap(pid));
+	close(sync[0]);
+	close(sync[1]);
+	*jp = j;
+	return ret;
+}
+
+/*
+ * h. close() with SO_LINGER {1, 10}: 150 kB of queued sections take about
+ * 0.6 s at 2 Mbit/s, well within the linger time: close() returns 0 in
+ * time and the receiver gets every section whole, then EOF.
+ */
+TL_TEST(close_linger_flushes)
+{
+	const int nsec = 10;
+	const size_t len = 15000;
+	__u64 lens[10];
+	struct job *j;
+	struct rx rx;
+	ssize_t ret;
+
+	SETUP_SKIPPED();
+	ret = close_lingering(_metadata, self, variant, 10, nsec, len, lens,
+			      &j, &rx);
 	ASSERT_EQ(0, ret) TH_LOG("recvmsg after %llu bytes: %s",
 				 (unsigned long long)rx.stream_off, strerror(-ret));
 	EXPECT_EQ((__u64)nsec, rx.section);
 	EXPECT_EQ(nsec * len, rx.data);
 	EXPECT_EQ(0, rx.gap);
-	ASSERT_EQ(0, reap(pid));
 	EXPECT_EQ(0, j->close_rc) TH_LOG("close: %s", strerror(j->close_err));
 	EXPECT_GT(SEC(10) + MSEC(500), j->close_ns);
-	close(sync[0]);
-	close(sync[1]);
 	rx_free(&rx);
 }
 
@@ -2960,17 +2987,8 @@ TL_TEST(reset_with_pending)
 
 /* Send-side hardening: memory bounds, close, socket errors, sizes. */
 
-/* A byte stream writer: pattern section 0, stream offsets. */
-struct stream_job {
-	int fd;
-	__u64 len;		/* bytes to write() */
-	bool close_at_end;	/* close() at once, else shutdown(SHUT_WR) */
-	__u64 written;		/* out */
-	int soft_errs;		/* out: write() failures it went past */
-	int err;		/* out: errno that stopped it */
-};
-
-static int child_stream(struct stream_job *j)
+/* Write j->len bytes with write(): pattern section 0, stream offsets. */
+static int child_stream(struct job *j)
 {
 	const size_t chunk = 65536;
 	__u8 *buf = malloc(chunk);
@@ -2991,27 +3009,13 @@ static int child_stream(struct stream_job *j)
 		if (ret < 0 && (errno == EHOSTUNREACH || errno == ENETUNREACH ||
 				errno == ECONNREFUSED) && j->soft_errs++ < 100000)
 			continue;
-		j->err = errno;
+		j->wr_err = errno;
 		return 1;
 	}
 	free(buf);
 	if (j->close_at_end)
 		return close(j->fd) ? 2 : 0;
 	return shutdown(j->fd, SHUT_WR) ? 3 : 0;
-}
-
-static pid_t spawn_stream(struct stream_job *j)
-{
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		_exit(child_stream(j));
-	}
-	return pid;
 }
 
 /*
@@ -3048,7 +3052,7 @@ static int read_stream(int fd, __u64 *got, long long *bad)
 TL_TEST(close_after_write_loses_nothing)
 {
 	const __u64 total = 2 << 20;
-	struct stream_job *j;
+	struct job *j;
 	long long bad;
 	__u64 got, t0;
 	pid_t pid;
@@ -3062,7 +3066,7 @@ TL_TEST(close_after_write_loses_nothing)
 	j->fd = self->snd;
 	j->len = total;
 	j->close_at_end = true;
-	pid = spawn_stream(j);
+	pid = spawn(child_stream, j);
 	ASSERT_LT(0, pid);
 	close(self->snd);
 	self->snd = -1;
@@ -3074,7 +3078,7 @@ TL_TEST(close_after_write_loses_nothing)
 	       (unsigned long long)got, (unsigned long long)total,
 	       ret ? strerror(-ret) : "EOF",
 	       (unsigned long long)((now_ns() - t0) / NSEC_PER_MSEC));
-	ASSERT_EQ(0, reap(pid)) TH_LOG("writer: %s", strerror(j->err));
+	ASSERT_EQ(0, reap(pid)) TH_LOG("writer: %s", strerror(j->wr_err));
 	EXPECT_EQ(-1, bad) TH_LOG("byte %lld is wrong", bad);
 	if (ret == 0) {
 		EXPECT_EQ(total, got) TH_LOG("clean EOF after %llu of %llu bytes",
@@ -3095,42 +3099,17 @@ TL_TEST(close_after_write_loses_nothing)
  */
 TL_TEST(close_lingers_once)
 {
-	const struct linger lg = { .l_onoff = 1, .l_linger = 1 };
 	const int nsec = 20;
 	const size_t len = 30000;
 	__u64 lens[20];
-	int sync[2], k;
 	struct job *j;
 	struct rx rx;
 	ssize_t ret;
-	pid_t pid;
 
 	SETUP_SKIPPED();
-	shape_lo(_metadata, 2000000);
-	reopen(_metadata, self, variant, &default_opts);
-	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
-	ASSERT_EQ(0, setsockopt(self->snd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
-	for (k = 0; k < nsec; k++) {
-		lens[k] = len;
-		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, SEC(30),
-						 MSG_DONTWAIT));
-	}
-	ASSERT_EQ(0, pipe(sync));
-	j = shared_alloc(sizeof(*j));
-	ASSERT_NE(NULL, j);
-	j->fd = self->snd;
-	j->sync_fd = sync[0];
-	pid = spawn(child_close, j);
-	ASSERT_LT(0, pid);
-	close(self->snd);
-	self->snd = -1;
-	ASSERT_EQ(1, write(sync[1], "c", 1));
-
 	/* 600 kB at 2 Mbit/s: about 2.4 s, past the linger time. */
-	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 65536));
-	set_timeouts(self->rcv, 20000);
-	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
-	ASSERT_EQ(0, reap(pid));
+	ret = close_lingering(_metadata, self, variant, 1, nsec, len, lens,
+			      &j, &rx);
 	EXPECT_EQ(0, j->close_rc) TH_LOG("close: %s", strerror(j->close_err));
 	TH_LOG("close() with SO_LINGER 1 s took %llu ms",
 	       (unsigned long long)(j->close_ns / NSEC_PER_MSEC));
@@ -3140,8 +3119,6 @@ TL_TEST(close_lingers_once)
 	EXPECT_EQ((__u64)nsec, rx.section);
 	EXPECT_EQ(nsec * len, rx.data);
 	EXPECT_EQ(0, rx.gap);
-	close(sync[0]);
-	close(sync[1]);
 	rx_free(&rx);
 }
 
@@ -3159,7 +3136,7 @@ TL_TEST(soft_error_keeps_stream)
 	const __u64 total = 16 << 20;
 	struct sockaddr_storage ss;
 	socklen_t slen = sizeof(ss);
-	struct stream_job *j;
+	struct job *j;
 	char cmd[256];
 	long long bad;
 	int one = 1, k;
@@ -3187,7 +3164,7 @@ TL_TEST(soft_error_keeps_stream)
 	ASSERT_NE(NULL, j);
 	j->fd = self->snd;
 	j->len = total;
-	pid = spawn_stream(j);
+	pid = spawn(child_stream, j);
 	ASSERT_LT(0, pid);
 
 	/* The rule comes for a second and goes, while the receiver reads,
@@ -3216,7 +3193,7 @@ TL_TEST(soft_error_keeps_stream)
 	}
 	set_timeouts(self->rcv, 20000);
 	ret = read_stream(self->rcv, &got, &bad);
-	ASSERT_EQ(0, reap(pid)) TH_LOG("writer: %s", strerror(j->err));
+	ASSERT_EQ(0, reap(pid)) TH_LOG("writer: %s", strerror(j->wr_err));
 	ASSERT_EQ(0, reap(rej)) TH_LOG("the nft rule could not be changed");
 	system("nft delete table inet tl_rej");
 	TH_LOG("the writer saw %d soft errors", j->soft_errs);
