@@ -53,16 +53,13 @@ u32 tltcp_notsent(const struct sock *sk, const struct tltcp_ctx *ctx)
 	return max_t(u32, 2 * tcp_sk(sk)->mss_cache, TL_MIN_NOTSENT);
 }
 
-/* The queue's limit: TL_SNDQ_LIMIT, else SO_SNDBUF (which TCP autotunes),
- * but no less than any user could set SO_SNDBUF to (twice wmem_max), so
- * that the largest section a socket takes does not depend on how far
- * autotuning has gone.
+/* The queue's limit: TL_SNDQ_LIMIT, else SO_SNDBUF (which TCP autotunes).
+ * Not more by default: a fixed floor would let a fresh connection on a
+ * slow path pin many times what TCP's write queue holds there.
  */
 static u32 tltcp_sndq_limit(const struct sock *sk, const struct tltcp_ctx *ctx)
 {
-	return ctx->sndq_limit ? :
-	       max_t(u32, READ_ONCE(sk->sk_sndbuf),
-		     2 * READ_ONCE(sysctl_wmem_max));
+	return ctx->sndq_limit ? : READ_ONCE(sk->sk_sndbuf);
 }
 
 /* One more section may be queued: the queue is below its limit and all
