@@ -92,13 +92,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "cli.h"
+#include "parse.h"
 #include "sections.h"
+#include "tltcp_msg.h"
 
 #ifndef TCP_CA_NAME_MAX
 #define TCP_CA_NAME_MAX	16
-#endif
-#ifndef TCP_ULP
-#define TCP_ULP		31
 #endif
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_INTERVALS	100000
@@ -111,7 +112,6 @@
 #define UDP_MAGIC	0x666c6f77u	/* "flow" */
 #define UDP_END		1u
 #define UDP_IDLE_S	2.0
-#define NSEC_PER_SEC	1000000000ull
 
 #define DCCP_SERVICE	0x464c4f57u	/* "FLOW" */
 #define DCCP_SOCKOPT_CCID_TX_INFO_	192
@@ -222,66 +222,21 @@ static void usage(void)
 		"               [-D SIZE,PERIOD,DEADLINE [-A]] [-w START_DELAY] [-o FILE]\n");
 }
 
-static void __attribute__((format(printf, 1, 0))) vmsg(const char *fmt,
-							va_list ap)
-{
-	fputs("flowgen: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
-/* A bad command line: say why, show the usage, exit 2. */
-static void __attribute__((noreturn, format(printf, 1, 2))) bad_arg(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg(fmt, ap);
-	va_end(ap);
-	usage();
-	exit(2);
-}
-
-/* A run-time failure: say why, exit 1. */
-static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vmsg(fmt, ap);
-	va_end(ap);
-	exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
+/* Rates and sizes may carry a k/M/G suffix. */
 static double parse_num(const char *s, const char *what, double lo, double hi)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v))
-		bad_arg("%s: '%s' is not a number", what, s);
-	/* Rates and sizes may carry a k/M/G suffix. */
-	if (*end == 'k' || *end == 'K')
-		v *= 1e3, end++;
-	else if (*end == 'm' || *end == 'M')
-		v *= 1e6, end++;
-	else if (*end == 'g' || *end == 'G')
-		v *= 1e9, end++;
-	if (*end)
-		bad_arg("%s: '%s' has trailing characters", what, s);
-	if (v < lo || v > hi)
-		bad_arg("%s: %s is outside %g..%g", what, s, lo, hi);
-	return v;
+	switch (num_parse(s, NUM_SUFFIX, lo, hi, &v)) {
+	case NUM_OK:
+		return v;
+	case NUM_BAD:
+		cli_usage_error("%s: '%s' is not a number", what, s);
+	case NUM_TRAILING:
+		cli_usage_error("%s: '%s' has trailing characters", what, s);
+	default:
+		cli_usage_error("%s: %s is outside %g..%g", what, s, lo, hi);
+	}
 }
 
 /* "A,B[,C]": exactly n numbers, each within its bounds. */
@@ -292,17 +247,17 @@ static void parse_tuple(const char *s, const char *what, int n, double *v,
 	int i = 0;
 
 	if (strlen(s) >= sizeof(buf))
-		bad_arg("%s: '%s' is too long", what, s);
+		cli_usage_error("%s: '%s' is too long", what, s);
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (i == n)
-			bad_arg("%s: '%s' has more than %d values", what, s, n);
+			cli_usage_error("%s: '%s' has more than %d values", what, s, n);
 		v[i] = parse_num(tok, what, lo[i], hi[i]);
 		i++;
 	}
 	if (i != n)
-		bad_arg("%s: '%s' needs %d comma-separated values", what, s, n);
+		cli_usage_error("%s: '%s' needs %d comma-separated values", what, s, n);
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -340,8 +295,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				if (!strcmp(optarg, proto_name[i]))
 					break;
 			if (i == ARRAY_SIZE(proto_name))
-				bad_arg("-P: unknown transport '%s' (tcp, tltcp, udp, dccp, sctp)",
-					optarg);
+				cli_usage_error("-P: unknown transport '%s' (tcp, tltcp, udp, dccp, sctp)",
+						optarg);
 			o->proto = (enum proto)i;
 			break;
 		case 'p':
@@ -365,8 +320,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'C':
 			if (strlen(optarg) >= TCP_CA_NAME_MAX)
-				bad_arg("-C: '%s' is longer than %d characters",
-					optarg, TCP_CA_NAME_MAX - 1);
+				cli_usage_error("-C: '%s' is longer than %d characters",
+						optarg, TCP_CA_NAME_MAX - 1);
 			o->cc = optarg;
 			break;
 		case 'M':
@@ -375,7 +330,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'K':
 			o->ccid = (int)parse_num(optarg, "-K", 2, 3);
 			if (o->ccid != atof(optarg))
-				bad_arg("-K: CCID is 2 or 3");
+				cli_usage_error("-K: CCID is 2 or 3");
 			break;
 		case 'T':
 			o->ttl_ms = (long)parse_num(optarg, "-T", 1, 3600000);
@@ -429,39 +384,39 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind != argc)
-		bad_arg("unexpected argument '%s'", argv[optind]);
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (o->server == !!o->host)
-		bad_arg("give exactly one of -s and -c HOST");
+		cli_usage_error("give exactly one of -s and -c HOST");
 	if (o->server && (o->cc || o->rate || have_len || o->wait || o->ccid ||
 			  o->mss || o->ttl_ms || o->on || o->sec_size || o->ahead ||
 			  o->ramp_step))
-		bad_arg("-C, -M, -K, -T, -r, -R, -l, -O, -D, -A and -w are client options");
+		cli_usage_error("-C, -M, -K, -T, -r, -R, -l, -O, -D, -A and -w are client options");
 	if (o->ramp_step && !o->rate)
-		bad_arg("-R raises a constant rate: give the starting rate with -r");
+		cli_usage_error("-R raises a constant rate: give the starting rate with -r");
 	if (o->ahead && (o->proto != P_TLTCP || !o->sec_size))
-		bad_arg("-A applies to TLTCP sections (-P tltcp -D ...) only");
+		cli_usage_error("-A applies to TLTCP sections (-P tltcp -D ...) only");
 	if (o->host && (o->window || o->trace || have_idle))
-		bad_arg("-W, -S and -I are server options (the receiver's)");
+		cli_usage_error("-W, -S and -I are server options (the receiver's)");
 	if (have_idle && o->proto != P_UDP)
-		bad_arg("-I (silence that ends the flow) applies to UDP only");
+		cli_usage_error("-I (silence that ends the flow) applies to UDP only");
 	if (o->window && !IS_TCP(o->proto))
-		bad_arg("-W (TCP_WINDOW_CLAMP) applies to TCP and TLTCP only");
+		cli_usage_error("-W (TCP_WINDOW_CLAMP) applies to TCP and TLTCP only");
 	if (o->trace && o->proto == P_UDP)
-		bad_arg("-S (sequence trace) applies to stream transports, not UDP");
+		cli_usage_error("-S (sequence trace) applies to stream transports, not UDP");
 	if (o->ttl_ms && o->proto != P_SCTP)
-		bad_arg("-T (PR-SCTP lifetime) applies to SCTP only");
+		cli_usage_error("-T (PR-SCTP lifetime) applies to SCTP only");
 	if (o->sec_size && o->proto == P_DCCP)
-		bad_arg("-D: sections over DCCP are not supported");
+		cli_usage_error("-D: sections over DCCP are not supported");
 	if (o->sec_size && o->rate)
-		bad_arg("-D sets the rate (SIZE every PERIOD): drop -r");
+		cli_usage_error("-D sets the rate (SIZE every PERIOD): drop -r");
 	if (o->sec_size && o->proto == P_UDP &&
 	    o->len <= (long)sizeof(struct sec_hdr))
-		bad_arg("-l %ld: datagrams of a section carry a %zu-byte header",
-			o->len, sizeof(struct sec_hdr));
+		cli_usage_error("-l %ld: datagrams of a section carry a %zu-byte header",
+				o->len, sizeof(struct sec_hdr));
 	if ((o->cc || o->mss) && !IS_TCP(o->proto))
-		bad_arg("-C and -M apply to TCP and TLTCP only");
+		cli_usage_error("-C and -M apply to TCP and TLTCP only");
 	if (o->ccid && o->proto != P_DCCP)
-		bad_arg("-K applies to DCCP only");
+		cli_usage_error("-K applies to DCCP only");
 	if (o->proto == P_DCCP) {
 		if (!o->ccid)
 			o->ccid = 2;
@@ -469,10 +424,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->len = 1000;
 	}
 	if (o->proto == P_UDP && !o->rate && !o->sec_size && o->host)
-		bad_arg("UDP needs a rate (-r): greedy UDP would only measure the sender's CPU");
+		cli_usage_error("UDP needs a rate (-r): greedy UDP would only measure the sender's CPU");
 	if (o->interval > o->duration && o->host)
-		bad_arg("-i %g is longer than the flow (-t %g)", o->interval,
-			o->duration);
+		cli_usage_error("-i %g is longer than the flow (-t %g)", o->interval,
+				o->duration);
 }
 
 static struct addrinfo *resolve(const struct opts *o)
@@ -493,8 +448,8 @@ static struct addrinfo *resolve(const struct opts *o)
 		hints.ai_family = AF_INET6;
 	err = getaddrinfo(o->host, o->port, &hints, &ai);
 	if (err)
-		die("%s: %s", o->host ? o->host : "listen address",
-		    gai_strerror(err));
+		cli_die("%s: %s", o->host ? o->host : "listen address",
+			gai_strerror(err));
 	return ai;
 }
 
@@ -547,9 +502,8 @@ static void sample_tfrc(int fd, struct interval *iv)
  */
 static void tltcp_probe(int fd)
 {
-	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tltcp", sizeof("tltcp")) &&
-	    errno == ENOENT)
-		die("tltcp not available: modprobe tltcp");
+	if (tl_attach(fd) && errno == ENOENT)
+		cli_die("tltcp not available: modprobe tltcp");
 }
 
 /* socket() for the transport, with a hint when its module is missing. */
@@ -560,13 +514,13 @@ static int open_socket(const struct opts *o, int family, int type, int proto)
 	if (fd < 0 && o->proto == P_DCCP &&
 	    (errno == ESOCKTNOSUPPORT || errno == EPROTONOSUPPORT ||
 	     errno == EAFNOSUPPORT))
-		die("DCCP not available: modprobe %s",
-		    family == AF_INET6 ? "dccp_ipv6" : "dccp_ipv4");
+		cli_die("DCCP not available: modprobe %s",
+			family == AF_INET6 ? "dccp_ipv6" : "dccp_ipv4");
 	if (fd < 0 && o->proto == P_SCTP &&
 	    (errno == ESOCKTNOSUPPORT || errno == EPROTONOSUPPORT))
-		die("SCTP not available: modprobe sctp");
+		cli_die("SCTP not available: modprobe sctp");
 	if (fd < 0)
-		die("socket: %s", strerror(errno));
+		cli_die("socket: %s", strerror(errno));
 	if (o->proto == P_TLTCP)
 		tltcp_probe(fd);
 	return fd;
@@ -575,18 +529,16 @@ static int open_socket(const struct opts *o, int family, int type, int proto)
 /* Attach the tltcp ULP to a connected socket, on both ends. */
 static void tltcp_attach(int fd)
 {
-	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tltcp", sizeof("tltcp"))) {
+	if (tl_attach(fd)) {
 		if (errno == ENOENT)
-			die("tltcp not available: modprobe tltcp");
-		die("TCP_ULP tltcp: %s", strerror(errno));
+			cli_die("tltcp not available: modprobe tltcp");
+		cli_die("TCP_ULP tltcp: %s", strerror(errno));
 	}
 }
 
 static void tltcp_get_info(int fd)
 {
-	socklen_t len = sizeof(tl_info);
-
-	if (!getsockopt(fd, SOL_TLTCP, TL_INFO, &tl_info, &len))
+	if (!tl_get_info(fd, &tl_info))
 		tl_have_info = true;
 }
 
@@ -600,10 +552,10 @@ static void sctp_setup(const struct opts *o, int fd)
 	};
 
 	if (setsockopt(fd, IPPROTO_SCTP, SCTP_PR_SUPPORTED, &on, sizeof(on)))
-		die("SCTP_PR_SUPPORTED: %s", strerror(errno));
+		cli_die("SCTP_PR_SUPPORTED: %s", strerror(errno));
 	if (o->ttl_ms && setsockopt(fd, IPPROTO_SCTP, SCTP_DEFAULT_PRINFO, &pr,
 				    sizeof(pr)))
-		die("SCTP_DEFAULT_PRINFO: %s", strerror(errno));
+		cli_die("SCTP_DEFAULT_PRINFO: %s", strerror(errno));
 }
 
 static void sample_sctp(int fd, struct interval *iv)
@@ -626,15 +578,15 @@ static void dccp_setup(const struct opts *o, int fd)
 
 	if (setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_SERVICE, &service,
 		       sizeof(service)))
-		die("DCCP service code: %s", strerror(errno));
+		cli_die("DCCP service code: %s", strerror(errno));
 	if (o->server) {
 		if (setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, both,
 			       sizeof(both)) &&
 		    setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, both, 1))
-			die("DCCP CCIDs: %s", strerror(errno));
+			cli_die("DCCP CCIDs: %s", strerror(errno));
 	} else if (setsockopt(fd, SOL_DCCP, DCCP_SOCKOPT_CCID, &one, 1)) {
-		die("DCCP CCID %d: %s%s", o->ccid, strerror(errno),
-		    errno == EINVAL ? " (CCID not built into this kernel)" : "");
+		cli_die("DCCP CCID %d: %s%s", o->ccid, strerror(errno),
+			errno == EINVAL ? " (CCID not built into this kernel)" : "");
 	}
 }
 
@@ -649,30 +601,10 @@ static double epoch_of(uint64_t mono_ns)
 /* The module's counters, as a JSON object. */
 static void report_tl_info(FILE *f)
 {
-	static const struct {
-		const char *name;
-		size_t off;
-	} fields[] = {
-#define TL_FIELD(x)	{ #x, offsetof(struct tl_info, x) }
-		TL_FIELD(sections_offered), TL_FIELD(sections_completed),
-		TL_FIELD(sections_abandoned_unsent),
-		TL_FIELD(sections_abandoned_partial), TL_FIELD(bytes_offered),
-		TL_FIELD(bytes_sent), TL_FIELD(bytes_abandoned),
-		TL_FIELD(bytes_obsolete_late), TL_FIELD(bytes_obsolete_retrans),
-		TL_FIELD(bytes_queued), TL_FIELD(sections_queued),
-		TL_FIELD(sections_received), TL_FIELD(bytes_received),
-		TL_FIELD(gaps_received), TL_FIELD(bytes_gap),
-#undef TL_FIELD
-	};
-	unsigned int i;
-
 	fprintf(f, ", \"tltcp\": {\"sections_abandoned\": %llu",
 		(unsigned long long)(tl_info.sections_abandoned_unsent +
 				     tl_info.sections_abandoned_partial));
-	for (i = 0; i < ARRAY_SIZE(fields); i++)
-		fprintf(f, ", \"%s\": %llu", fields[i].name,
-			(unsigned long long)*(const uint64_t *)
-			((const char *)&tl_info + fields[i].off));
+	tl_info_json_members(f, &tl_info, ", ", ", ");
 	if (tl_drained >= 0)
 		fprintf(f, ", \"drained\": %s", tl_drained ? "true" : "false");
 	fputc('}', f);
@@ -692,7 +624,7 @@ static void report(const struct opts *o, const char *role, double secs,
 	if (o->out) {
 		f = fopen(o->out, "w");
 		if (!f)
-			die("%s: %s", o->out, strerror(errno));
+			cli_die("%s: %s", o->out, strerror(errno));
 	}
 	fprintf(f, "{\n \"tool\": \"flowgen\",\n \"role\": \"%s\",\n"
 		" \"transport\": \"%s\",\n \"epoch\": %.6f,\n", role,
@@ -779,7 +711,7 @@ static void report(const struct opts *o, const char *role, double secs,
 		report_tl_info(f);
 	fprintf(f, "}\n}\n");
 	if (f != stdout && fclose(f))
-		die("%s: %s", o->out, strerror(errno));
+		cli_die("%s: %s", o->out, strerror(errno));
 }
 
 /* -W: the receiver offers at most o->window bytes.  Receive buffer
@@ -793,9 +725,9 @@ static void set_window_clamp(const struct opts *o, int fd)
 	int v = (int)o->window, buf = 2 * v;
 
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)))
-		die("-W %ld: SO_RCVBUF: %s", o->window, strerror(errno));
+		cli_die("-W %ld: SO_RCVBUF: %s", o->window, strerror(errno));
 	if (setsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &v, sizeof(v)))
-		die("-W %ld: %s", o->window, strerror(errno));
+		cli_die("-W %ld: %s", o->window, strerror(errno));
 }
 
 static int open_server(const struct opts *o)
@@ -815,9 +747,9 @@ static int open_server(const struct opts *o)
 	if (o->window)
 		set_window_clamp(o, fd);
 	if (bind(fd, ai->ai_addr, ai->ai_addrlen))
-		die("bind port %s: %s", o->port, strerror(errno));
+		cli_die("bind port %s: %s", o->port, strerror(errno));
 	if (o->proto != P_UDP && listen(fd, 1))
-		die("listen: %s", strerror(errno));
+		cli_die("listen: %s", strerror(errno));
 	freeaddrinfo(ai);
 	return fd;
 }
@@ -831,7 +763,7 @@ static FILE *trace_open(const struct opts *o)
 		return NULL;
 	f = fopen(o->trace, "w");
 	if (!f)
-		die("%s: %s", o->trace, strerror(errno));
+		cli_die("%s: %s", o->trace, strerror(errno));
 	fputs("time,stream_off,len,type\n", f);
 	return f;
 }
@@ -886,14 +818,14 @@ static void serve_stream(const struct opts *o, int lfd)
 	int fd, err = 0;
 
 	if (!buf)
-		die("out of memory");
+		cli_die("out of memory");
 	do {
 		fd = accept(lfd, NULL, NULL);
 	} while (fd < 0 && errno == EINTR && !stop);
 	if (fd < 0 && stop)
 		goto out;
 	if (fd < 0)
-		die("accept: %s", strerror(errno));
+		cli_die("accept: %s", strerror(errno));
 	if (o->window)
 		set_window_clamp(o, fd);
 	if (tl)
@@ -952,11 +884,11 @@ static void serve_stream(const struct opts *o, int lfd)
 out:
 	free(buf);
 	if (trace && fclose(trace))
-		die("%s: %s", o->trace, strerror(errno));
+		cli_die("%s: %s", o->trace, strerror(errno));
 	report(o, "receiver", start ? (last - start) / 1e9 : 0,
 	       start ? epoch_of(start) : 0, NULL);
 	if (err)
-		die("%s: %s", tl ? "recvmsg" : "read", strerror(err));
+		cli_die("%s: %s", tl ? "recvmsg" : "read", strerror(err));
 }
 
 /* The socket's drop count that came with a datagram, if it did. */
@@ -984,12 +916,12 @@ static void serve_udp(const struct opts *o, int fd)
 	int one = 1;
 
 	if (!buf)
-		die("out of memory");
+		cli_die("out of memory");
 	/* Losses the receiver itself caused (a reader too slow for its
 	 * socket buffer) are not the network's: count them apart.
 	 */
 	if (setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)))
-		die("SO_RXQ_OVFL: %s", strerror(errno));
+		cli_die("SO_RXQ_OVFL: %s", strerror(errno));
 	while (!stop) {
 		struct iovec iov = { .iov_base = buf, .iov_len = BUF_SIZE };
 		struct msghdr mh = {
@@ -1019,7 +951,7 @@ static void serve_udp(const struct opts *o, int fd)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			die("recv: %s", strerror(errno));
+			cli_die("recv: %s", strerror(errno));
 		udp_note_drops(&mh);
 		/* a datagram of a section, or of a plain flow */
 		section = sec_hdr_get(buf, n, &sh) && sh.len <= n;
@@ -1071,13 +1003,13 @@ static int connect_client(const struct opts *o)
 			sctp_setup(o, fd);
 		if (o->mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &o->mss,
 					 sizeof(o->mss)))
-			die("-M %d: %s", o->mss, strerror(errno));
+			cli_die("-M %d: %s", o->mss, strerror(errno));
 		if (o->cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->cc,
 					strlen(o->cc)))
-			die("congestion control '%s': %s%s", o->cc,
-			    strerror(errno), errno == ENOENT ?
-			    " (not built or module not loadable)" :
-			    errno == EPERM ? " (not in net.ipv4.tcp_allowed_congestion_control)" : "");
+			cli_die("congestion control '%s': %s%s", o->cc,
+				strerror(errno), errno == ENOENT ?
+				" (not built or module not loadable)" :
+				errno == EPERM ? " (not in net.ipv4.tcp_allowed_congestion_control)" : "");
 		if (!connect(fd, a->ai_addr, a->ai_addrlen))
 			break;
 		err = errno;
@@ -1086,9 +1018,9 @@ static int connect_client(const struct opts *o)
 	}
 	freeaddrinfo(ai);
 	if (fd < 0)
-		die("connect to %s port %s: %s%s", o->host, o->port,
-		    strerror(err), o->proto == P_DCCP && err == EILSEQ ?
-		    " (the server refused the CCID)" : "");
+		cli_die("connect to %s port %s: %s%s", o->host, o->port,
+			strerror(err), o->proto == P_DCCP && err == EILSEQ ?
+			" (the server refused the CCID)" : "");
 	if (o->proto == P_TLTCP)
 		tltcp_attach(fd);
 	return fd;
@@ -1099,18 +1031,6 @@ static void on_stop(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static void sleep_until(uint64_t when)
-{
-	uint64_t t = now_ns();
-	struct timespec ts;
-
-	if (t >= when)
-		return;
-	ts.tv_sec = (when - t) / NSEC_PER_SEC;
-	ts.tv_nsec = (when - t) % NSEC_PER_SEC;
-	nanosleep(&ts, NULL);
 }
 
 /* What the transport says about itself, after a write. */
@@ -1144,17 +1064,7 @@ static uint64_t off_until(const struct opts *o, uint64_t start, uint64_t t)
 static ssize_t send_tl_section(const struct opts *o, int fd, char *sec,
 			       size_t len, uint64_t deadline)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(uint64_t))];
-		struct cmsghdr align;
-	} cb;
-	struct iovec iov = { .iov_base = sec, .iov_len = len };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cb.buf, .msg_controllen = sizeof(cb.buf),
-	};
 	uint64_t t = now_ns(), left;
-	struct cmsghdr *c;
 
 	if (o->ahead) {
 		struct tcp_info ti;
@@ -1164,13 +1074,7 @@ static ssize_t send_tl_section(const struct opts *o, int fd, char *sec,
 			deadline -= (uint64_t)ti.tcpi_rtt * 1000;
 	}
 	left = deadline > t ? deadline - t : 1;
-	memset(&cb, 0, sizeof(cb));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_TLTCP;
-	c->cmsg_type = TL_DEADLINE;
-	c->cmsg_len = CMSG_LEN(sizeof(left));
-	memcpy(CMSG_DATA(c), &left, sizeof(left));
-	return sendmsg(fd, &msg, MSG_TL);
+	return tl_send_section(fd, sec, len, left, 0);
 }
 
 /* One section over a stream transport: written whole.  Over SCTP it is
@@ -1205,8 +1109,8 @@ static ssize_t write_section(const struct opts *o, int fd, char *sec,
 		memcpy(CMSG_DATA(c), &pr, sizeof(pr));
 		n = sendmsg(fd, &msg, 0);
 		if (n < 0 && errno == EMSGSIZE)
-			die("-D: a %ld-byte section does not fit one SCTP message",
-			    o->sec_size);
+			cli_die("-D: a %ld-byte section does not fit one SCTP message",
+				o->sec_size);
 		return n;
 	}
 	while (done < (size_t)o->sec_size) {
@@ -1233,7 +1137,7 @@ static void send_sections(const struct opts *o, int fd, uint64_t start,
 	uint64_t k, created, t;
 
 	if (!sec || !dgram)
-		die("out of memory");
+		cli_die("out of memory");
 	for (k = 0; !stop && (created = start + k * period) < end; k++) {
 		struct interval *iv;
 		uint32_t off = 0;
@@ -1249,7 +1153,7 @@ static void send_sections(const struct opts *o, int fd, uint64_t start,
 				    created + life, 0, 0);
 			n = write_section(o, fd, sec, created + life);
 			if (n < 0 && errno != EINTR)
-				die("send: %s", strerror(errno));
+				cli_die("send: %s", strerror(errno));
 			iv = interval_at(start, now_ns(), o->interval);
 			iv->bytes += n > 0 ? n : 0;
 			sample(o, fd, iv);
@@ -1264,7 +1168,7 @@ static void send_sections(const struct opts *o, int fd, uint64_t start,
 			n = send(fd, dgram, sizeof(struct sec_hdr) + len, 0);
 			if (n < 0 && errno != EINTR && errno != ENOBUFS &&
 			    errno != ECONNREFUSED)
-				die("send: %s", strerror(errno));
+				cli_die("send: %s", strerror(errno));
 			if (n > 0)
 				interval_at(start, now_ns(), o->interval)->bytes += n;
 			off += len;
@@ -1354,7 +1258,7 @@ static void send_flow(const struct opts *o)
 	int fd, i;
 
 	if (!buf)
-		die("out of memory");
+		cli_die("out of memory");
 	if (poll_ms < 1)
 		poll_ms = 1;
 	if (o->wait)
@@ -1372,7 +1276,7 @@ static void send_flow(const struct opts *o)
 			   sizeof(lowat));
 	if (greedy_tcp && o->proto == P_TLTCP &&
 	    setsockopt(fd, SOL_TLTCP, TL_SNDQ_LIMIT, &lowat, sizeof(lowat)))
-		die("TL_SNDQ_LIMIT: %s", strerror(errno));
+		cli_die("TL_SNDQ_LIMIT: %s", strerror(errno));
 
 	/* A blocked write must not outlast the flow. */
 	sigaction(SIGALRM, &sa, NULL);
@@ -1396,12 +1300,7 @@ static void send_flow(const struct opts *o)
 
 		if (gap_ns) {
 			if (t < next) {
-				struct timespec ts = {
-					.tv_sec = (next - t) / NSEC_PER_SEC,
-					.tv_nsec = (next - t) % NSEC_PER_SEC,
-				};
-
-				nanosleep(&ts, NULL);
+				sleep_until(next);
 				continue;
 			}
 			gap_ns = send_gap_ns(o, next - start);
@@ -1439,7 +1338,7 @@ static void send_flow(const struct opts *o)
 			if (errno == EINTR || errno == ENOBUFS ||
 			    errno == ECONNREFUSED)
 				continue;	/* UDP: dropped, go on */
-			die("send: %s", strerror(errno));
+			cli_die("send: %s", strerror(errno));
 		}
 		iv = interval_at(start, now_ns(), o->interval);
 		iv->bytes += n;
@@ -1469,11 +1368,13 @@ int main(int argc, char **argv)
 {
 	struct opts o;
 
+	cli_prog = "flowgen";
+	cli_synopsis = usage;
 	parse_opts(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
 	ivs = calloc(MAX_INTERVALS, sizeof(*ivs));
 	if (!ivs)
-		die("out of memory");
+		cli_die("out of memory");
 	if (o.server) {
 		/* Stopped from outside, a receiver still reports what it got:
 		 * no SA_RESTART, so a blocked read returns.

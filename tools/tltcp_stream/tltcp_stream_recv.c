@@ -39,8 +39,6 @@
 
 #define RBUF	(64 << 10)
 
-const char *prog = "tltcp_stream_recv";
-
 static void usage(FILE *out, int status)
 {
 	fprintf(out,
@@ -53,7 +51,7 @@ static void usage(FILE *out, int status)
 "  -o, --output FILE      write the report to FILE\n"
 "  -f, --frames FILE      one CSV line per frame to FILE\n"
 "  -v, --verbose          print every record on stderr\n",
-		prog);
+		cli_prog);
 	exit(status);
 }
 
@@ -105,16 +103,16 @@ static int listen_on(const char *addr, const char *port, int family)
 		hints.ai_flags |= AI_NUMERICHOST;
 	err = getaddrinfo(addr, port, &hints, &res);
 	if (err)
-		die("%s port %s: %s", addr ? addr : "*", port,
-		    gai_strerror(err));
+		cli_die("%s port %s: %s", addr ? addr : "*", port,
+			gai_strerror(err));
 	fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol);
 	if (fd < 0)
-		die("socket: %s", strerror(errno));
+		cli_die("socket: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (res->ai_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 1))
-		die("listen on port %s: %s", port, strerror(errno));
+		cli_die("listen on port %s: %s", port, strerror(errno));
 	freeaddrinfo(res);
 	return fd;
 }
@@ -129,7 +127,7 @@ static bool wait_readable(int fd, double timeout_s)
 		ret = poll(&pfd, 1, timeout_s > 0 ? (int)(timeout_s * 1000) : -1);
 	} while (ret < 0 && errno == EINTR);
 	if (ret < 0)
-		die("poll: %s", strerror(errno));
+		cli_die("poll: %s", strerror(errno));
 	return ret > 0;
 }
 
@@ -141,7 +139,7 @@ static void record_error(struct recv_state *st, const char *fmt, ...)
 	va_list ap;
 
 	if (st->record_errors++ < 10) {
-		fprintf(stderr, "%s: bad record: ", prog);
+		fprintf(stderr, "%s: bad record: ", cli_prog);
 		va_start(ap, fmt);
 		vfprintf(stderr, fmt, ap);
 		va_end(ap);
@@ -157,18 +155,18 @@ static void start_schedule(struct recv_state *st, double buffer)
 
 	why = desc_parse(st->desc, st->desc_sec.data, &p, &n);
 	if (why)
-		die("stream descriptor: %s", why);
+		cli_die("stream descriptor: %s", why);
 	if (buffer > 0)
 		p.buffer = buffer;
 	if (schedule_build(&st->s, &p))
-		die("schedule: %s", strerror(errno));
+		cli_die("schedule: %s", strerror(errno));
 	/* The deadlines the sender used do not matter here, playout does. */
 	if (st->s.n != n)
-		die("stream descriptor: %u frames, but its schedule has %u", n,
-		    st->s.n);
+		cli_die("stream descriptor: %u frames, but its schedule has %u", n,
+			st->s.n);
 	st->sec = calloc(n, sizeof(*st->sec));
 	if (!st->sec)
-		die("out of memory");
+		cli_die("out of memory");
 	st->have_schedule = true;
 }
 
@@ -246,11 +244,11 @@ static void take(struct recv_state *st, int type, const struct tl_record *r,
 	if (r->section == 0) {
 		sec = &st->desc_sec;
 		if (type == TL_GAP)
-			die("stream descriptor lost (a gap in section 0): its "
-			    "deadline passed before it was sent");
+			cli_die("stream descriptor lost (a gap in section 0): its "
+				"deadline passed before it was sent");
 		if (r->sec_len > DESC_MAX || r->sec_off + ret > r->sec_len)
-			die("stream descriptor too long (%llu bytes)",
-			    (unsigned long long)r->sec_len);
+			cli_die("stream descriptor too long (%llu bytes)",
+				(unsigned long long)r->sec_len);
 		memcpy(st->desc + r->sec_off, buf, ret);
 		sec->data += ret;
 		if (r->flags & TL_REC_SECTION_END)
@@ -258,8 +256,8 @@ static void take(struct recv_state *st, int type, const struct tl_record *r,
 		return;
 	}
 	if (!st->have_schedule)
-		die("section %llu before the stream descriptor",
-		    (unsigned long long)r->section);
+		cli_die("section %llu before the stream descriptor",
+			(unsigned long long)r->section);
 	if (r->section > st->s.n) {
 		record_error(st, "section %llu: the stream has %u frames",
 			     (unsigned long long)r->section, st->s.n);
@@ -367,10 +365,10 @@ int main(int argc, char **argv)
 	uint8_t *buf, *ok;
 	FILE *out = stdout, *fcsv = NULL;
 	struct tl_info ti;
-	socklen_t len;
 	bool consistent, errors;
 	uint32_t d;
 
+	cli_prog = "tltcp_stream_recv";
 	while ((c = getopt_long(argc, argv, "46B:b:T:Jo:f:vh", lopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -387,12 +385,12 @@ int main(int argc, char **argv)
 		case 'b':
 			buffer = strtod(optarg, NULL);
 			if (!(buffer > 0 && buffer <= 600))
-				die("bad buffer: %s", optarg);
+				cli_die("bad buffer: %s", optarg);
 			break;
 		case 'T':
 			timeout = strtod(optarg, NULL);
 			if (!(timeout >= 0))
-				die("bad timeout: %s", optarg);
+				cli_die("bad timeout: %s", optarg);
 			break;
 		case 'J':
 			json = 1;
@@ -417,14 +415,14 @@ int main(int argc, char **argv)
 		usage(stderr, 2);
 	buf = malloc(RBUF);
 	if (!buf)
-		die("out of memory");
+		cli_die("out of memory");
 
 	lfd = listen_on(bind_addr, argv[optind], family);
 	if (!wait_readable(lfd, timeout))
-		die("no connection within %g s", timeout);
+		cli_die("no connection within %g s", timeout);
 	fd = accept(lfd, NULL, NULL);
 	if (fd < 0)
-		die("accept: %s", strerror(errno));
+		cli_die("accept: %s", strerror(errno));
 	close(lfd);
 	tltcp_attach(fd);
 
@@ -444,17 +442,17 @@ int main(int argc, char **argv)
 		ssize_t ret;
 
 		if (!wait_readable(fd, timeout))
-			die("no data for %g s", timeout);
+			cli_die("no data for %g s", timeout);
 		ret = recvmsg(fd, &msg, MSG_TL);
 		if (ret < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
-			die("recvmsg(MSG_TL): %s", strerror(errno));
+			cli_die("recvmsg(MSG_TL): %s", strerror(errno));
 		}
 		if (!ret)
 			break;
 		if (msg.msg_flags & MSG_CTRUNC)
-			die("recvmsg(MSG_TL): control message truncated");
+			cli_die("recvmsg(MSG_TL): control message truncated");
 		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
 			if (cm->cmsg_level != SOL_TLTCP ||
 			    (cm->cmsg_type != TL_DATA && cm->cmsg_type != TL_GAP) ||
@@ -465,17 +463,15 @@ int main(int argc, char **argv)
 			n++;
 		}
 		if (n != 1)
-			die("recvmsg(MSG_TL) returned %zd bytes with %d TL_DATA/"
-			    "TL_GAP records (one expected)", ret, n);
+			cli_die("recvmsg(MSG_TL) returned %zd bytes with %d TL_DATA/"
+				"TL_GAP records (one expected)", ret, n);
 		take(&st, type, &rec, buf, ret, now_ns(), buffer);
 	}
-	len = sizeof(ti);
-	memset(&ti, 0, sizeof(ti));
-	if (getsockopt(fd, SOL_TLTCP, TL_INFO, &ti, &len))
-		die("getsockopt TL_INFO: %s", strerror(errno));
+	if (tl_get_info(fd, &ti))
+		cli_die("getsockopt TL_INFO: %s", strerror(errno));
 	close(fd);
 	if (!st.have_schedule)
-		die("the connection ended before the stream descriptor");
+		cli_die("the connection ended before the stream descriptor");
 	if (st.in_section)
 		record_error(&st, "the stream ended inside section %llu",
 			     (unsigned long long)st.cur);
@@ -487,7 +483,7 @@ int main(int argc, char **argv)
 	 */
 	ok = calloc(st.s.n, 1);
 	if (!ok)
-		die("out of memory");
+		cli_die("out of memory");
 	for (t = 0; t < 2; t++)
 		for (d = 0; d < st.s.n; d++) {
 			const struct frame *f = &st.s.f[d];
@@ -501,7 +497,7 @@ int main(int argc, char **argv)
 	if (framesname) {
 		fcsv = fopen(framesname, "w");
 		if (!fcsv)
-			die("%s: %s", framesname, strerror(errno));
+			cli_die("%s: %s", framesname, strerror(errno));
 		fprintf(fcsv, "display,storage,type,size,data,gap,"
 			"arrival_ms,playout_ms,status,displayed\n");
 	}
@@ -557,7 +553,7 @@ int main(int argc, char **argv)
 				f->playout * 1e3, status, ok[d]);
 	}
 	if (fcsv && fclose(fcsv))
-		die("%s: %s", framesname, strerror(errno));
+		cli_die("%s: %s", framesname, strerror(errno));
 	consistent = ti.bytes_received == st.data_bytes &&
 		     ti.bytes_gap == st.gap_bytes &&
 		     ti.gaps_received == st.gaps &&
@@ -566,7 +562,7 @@ int main(int argc, char **argv)
 	if (outname) {
 		out = fopen(outname, "w");
 		if (!out)
-			die("%s: %s", outname, strerror(errno));
+			cli_die("%s: %s", outname, strerror(errno));
 	}
 	if (json) {
 		fprintf(out, "{\n  \"role\": \"receiver\",\n  \"stream\": ");
@@ -646,12 +642,12 @@ int main(int argc, char **argv)
 		tl_info_table(out, &ti, true);
 	}
 	if (out != stdout && fclose(out))
-		die("%s: %s", outname, strerror(errno));
+		cli_die("%s: %s", outname, strerror(errno));
 	errors = st.record_errors || st.header_errors || st.corrupt_bytes ||
 		 st.gap_not_zero || !consistent;
 	if (errors)
 		fprintf(stderr, "%s: the stream differs from what was sent or "
-			"from TL_INFO (see the report)\n", prog);
+			"from TL_INFO (see the report)\n", cli_prog);
 	free(ok);
 	free(st.sec);
 	free(buf);

@@ -32,9 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "parse.h"
 #include "stream.h"
-
-const char *prog = "tltcp_stream_send";
 
 static void usage(FILE *out, int status)
 {
@@ -57,19 +56,16 @@ static void usage(FILE *out, int status)
 "  -J, --json             the report in JSON\n"
 "  -o, --output FILE      write the report to FILE\n"
 "  -v, --verbose          one line per sendmsg on stderr\n",
-		prog);
+		cli_prog);
 	exit(status);
 }
 
 static double parse_num(const char *s, const char *what)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0)
-		die("bad %s: %s", what, s);
+	if (num_parse(s, 0, 0, INFINITY, &v))
+		cli_die("bad %s: %s", what, s);
 	return v;
 }
 
@@ -83,7 +79,7 @@ static int connect_to(const char *host, const char *port, int family)
 
 	err = getaddrinfo(host, port, &hints, &res);
 	if (err)
-		die("%s port %s: %s", host, port, gai_strerror(err));
+		cli_die("%s port %s: %s", host, port, gai_strerror(err));
 	for (ai = res; ai; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
 		if (fd < 0) {
@@ -98,19 +94,8 @@ static int connect_to(const char *host, const char *port, int family)
 	}
 	freeaddrinfo(res);
 	if (fd < 0)
-		die("connect to %s port %s: %s", host, port, strerror(saved));
+		cli_die("connect to %s port %s: %s", host, port, strerror(saved));
 	return fd;
-}
-
-static void sleep_until(uint64_t t)
-{
-	struct timespec ts = {
-		.tv_sec = t / 1000000000ULL, .tv_nsec = t % 1000000000ULL,
-	};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-	       EINTR)
-		;
 }
 
 struct unit {			/* what one sendmsg carries */
@@ -155,8 +140,8 @@ int main(int argc, char **argv)
 	int desc_len;
 	uint8_t **payload;
 	struct tl_info ti;
-	socklen_t len;
 
+	cli_prog = "tltcp_stream_send";
 	stream_defaults(&p);
 	while ((c = getopt_long(argc, argv, "46g:r:s:b:t:Jo:vh", lopts,
 				NULL)) != -1) {
@@ -169,7 +154,7 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			if (strlen(optarg) > MAX_GOP)
-				die("GOP pattern longer than %d", MAX_GOP);
+				cli_die("GOP pattern longer than %d", MAX_GOP);
 			strcpy(p.gop, optarg);
 			break;
 		case 'r':
@@ -178,7 +163,7 @@ int main(int argc, char **argv)
 		case 's':
 			if (sscanf(optarg, "%u,%u,%u", &p.size[FT_I],
 				   &p.size[FT_P], &p.size[FT_B]) != 3)
-				die("bad sizes: %s (I,P,B in bytes)", optarg);
+				cli_die("bad sizes: %s (I,P,B in bytes)", optarg);
 			break;
 		case 1:
 			p.vary = parse_num(optarg, "size variation");
@@ -201,7 +186,7 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "frame"))
 				p.deadlines = DL_FRAME;
 			else
-				die("bad deadline mode %s: paper or frame", optarg);
+				cli_die("bad deadline mode %s: paper or frame", optarg);
 			break;
 		case 5:
 			relative = 1;
@@ -209,13 +194,13 @@ int main(int argc, char **argv)
 		case 6:
 			sndq = parse_num(optarg, "TL_SNDQ_LIMIT");
 			if (sndq > TL_MAX_SNDQ_LIMIT)
-				die("TL_SNDQ_LIMIT at most %u", TL_MAX_SNDQ_LIMIT);
+				cli_die("TL_SNDQ_LIMIT at most %u", TL_MAX_SNDQ_LIMIT);
 			break;
 		case 7:
 			notsent = parse_num(optarg, "TL_NOTSENT");
 			if (notsent < TL_MIN_NOTSENT || notsent > TL_MAX_NOTSENT)
-				die("TL_NOTSENT: %u to %u bytes", TL_MIN_NOTSENT,
-				    TL_MAX_NOTSENT);
+				cli_die("TL_NOTSENT: %u to %u bytes", TL_MIN_NOTSENT,
+					TL_MAX_NOTSENT);
 			break;
 		case 'J':
 			json = 1;
@@ -237,12 +222,12 @@ int main(int argc, char **argv)
 		usage(stderr, 2);
 	why = stream_check(&p);
 	if (why)
-		die("%s", why);
+		cli_die("%s", why);
 	if (schedule_build(&s, &p))
-		die("schedule: %s", strerror(errno));
+		cli_die("schedule: %s", strerror(errno));
 	desc_len = desc_format(&p, s.n, desc, sizeof(desc));
 	if (desc_len <= 0 || desc_len >= (int)sizeof(desc))
-		die("descriptor too long");
+		cli_die("descriptor too long");
 
 	/* What each sendmsg carries: a GOP from its I frame in storage order
 	 * (with the previous GOP's last B frames, which follow it), or one
@@ -251,7 +236,7 @@ int main(int argc, char **argv)
 	units = calloc(s.n, sizeof(*units));
 	payload = calloc(s.n, sizeof(*payload));
 	if (!units || !payload)
-		die("out of memory");
+		cli_die("out of memory");
 	for (k = 0; k < s.n; k++) {
 		const struct frame *f = &s.f[s.order[k]];
 
@@ -264,7 +249,7 @@ int main(int argc, char **argv)
 		units[nunits - 1].count++;
 		payload[k] = malloc(f->size);
 		if (!payload[k])
-			die("out of memory");
+			cli_die("out of memory");
 		frame_fill(f, payload[k]);
 		if (f->deadline > last_deadline)
 			last_deadline = f->deadline;
@@ -273,7 +258,7 @@ int main(int argc, char **argv)
 	if (outname) {
 		out = fopen(outname, "w");
 		if (!out)
-			die("%s: %s", outname, strerror(errno));
+			cli_die("%s: %s", outname, strerror(errno));
 	}
 	signal(SIGPIPE, SIG_IGN);
 	fd = connect_to(argv[optind], argv[optind + 1], family);
@@ -282,13 +267,13 @@ int main(int argc, char **argv)
 		uint32_t v = sndq;
 
 		if (setsockopt(fd, SOL_TLTCP, TL_SNDQ_LIMIT, &v, sizeof(v)))
-			die("setsockopt TL_SNDQ_LIMIT: %s", strerror(errno));
+			cli_die("setsockopt TL_SNDQ_LIMIT: %s", strerror(errno));
 	}
 	if (notsent) {
 		uint32_t v = notsent;
 
 		if (setsockopt(fd, SOL_TLTCP, TL_NOTSENT, &v, sizeof(v)))
-			die("setsockopt TL_NOTSENT: %s", strerror(errno));
+			cli_die("setsockopt TL_NOTSENT: %s", strerror(errno));
 	}
 
 	t0 = now_ns();
@@ -296,19 +281,20 @@ int main(int argc, char **argv)
 		uint32_t n = units[u].count + (u == 0), i = 0, j;
 		struct iovec iov[MAX_GOP * 2 + 1];
 		union {
-			char buf[CMSG_SPACE(sizeof(uint64_t) * (MAX_GOP * 2 + 1))];
+			char buf[TL_DEADLINES_SPACE(MAX_GOP * 2 + 1)];
 			struct cmsghdr align;
 		} ctl;
 		uint64_t dl[MAX_GOP * 2 + 1], now, want = 0;
 		struct msghdr msg = { 0 };
-		struct cmsghdr *cm;
 		ssize_t ret;
 		double lag;
 
 		if (n > MAX_GOP * 2 + 1)
-			die("a GOP of more than %d frames in storage order",
-			    MAX_GOP * 2);
-		sleep_until(t0 + (uint64_t)llround(units[u].due * 1e9));
+			cli_die("a GOP of more than %d frames in storage order",
+				MAX_GOP * 2);
+		while (sleep_until(t0 + (uint64_t)llround(units[u].due * 1e9)) ==
+		       EINTR)
+			;
 		now = now_ns();
 		lag = (now - t0) / 1e9 - units[u].due;
 		if (lag > max_lag)
@@ -342,20 +328,16 @@ int main(int argc, char **argv)
 		msg.msg_iov = iov;
 		msg.msg_iovlen = n;
 		msg.msg_control = ctl.buf;
-		msg.msg_controllen = CMSG_SPACE(n * sizeof(uint64_t));
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_TLTCP;
-		cm->cmsg_type = relative ? TL_DEADLINE : TL_DEADLINE_ABS;
-		cm->cmsg_len = CMSG_LEN(n * sizeof(uint64_t));
-		memcpy(CMSG_DATA(cm), dl, n * sizeof(uint64_t));
+		tl_put_deadlines(&msg, relative ? TL_DEADLINE : TL_DEADLINE_ABS,
+				 dl, n);
 		ret = sendmsg(fd, &msg, MSG_TL);
 		calls++;
 		if (ret < 0)
-			die("sendmsg(MSG_TL) of %u sections: %s", n,
-			    strerror(errno));
+			cli_die("sendmsg(MSG_TL) of %u sections: %s", n,
+				strerror(errno));
 		if ((uint64_t)ret != want)
-			die("sendmsg(MSG_TL) queued %zd of %llu bytes", ret,
-			    (unsigned long long)want);
+			cli_die("sendmsg(MSG_TL) queued %zd of %llu bytes", ret,
+				(unsigned long long)want);
 		total += ret;
 		if (verbose)
 			fprintf(stderr, "%8.3f s: %u sections, %zd bytes, %.1f ms "
@@ -363,7 +345,7 @@ int main(int argc, char **argv)
 				ret, lag * 1e3);
 	}
 	if (shutdown(fd, SHUT_WR))
-		die("shutdown: %s", strerror(errno));
+		cli_die("shutdown: %s", strerror(errno));
 
 	/* Every section is sent or abandoned by the last deadline; the
 	 * receiver closes once it has read them all.
@@ -376,11 +358,11 @@ int main(int argc, char **argv)
 		ssize_t r;
 
 		if (left <= 0)
-			die("the receiver did not close the connection");
+			cli_die("the receiver did not close the connection");
 		if (poll(&pfd, 1, (int)(left / 1000000) + 1) < 0) {
 			if (errno == EINTR)
 				continue;
-			die("poll: %s", strerror(errno));
+			cli_die("poll: %s", strerror(errno));
 		}
 		if (!pfd.revents)
 			continue;
@@ -388,14 +370,12 @@ int main(int argc, char **argv)
 		if (!r)
 			break;
 		if (r < 0 && errno != EINTR && errno != EAGAIN)
-			die("waiting for the receiver to close: %s",
-			    strerror(errno));
+			cli_die("waiting for the receiver to close: %s",
+				strerror(errno));
 	}
 	t_end = now_ns();
-	len = sizeof(ti);
-	memset(&ti, 0, sizeof(ti));
-	if (getsockopt(fd, SOL_TLTCP, TL_INFO, &ti, &len))
-		die("getsockopt TL_INFO: %s", strerror(errno));
+	if (tl_get_info(fd, &ti))
+		cli_die("getsockopt TL_INFO: %s", strerror(errno));
 	close(fd);
 
 	if (json) {
@@ -435,7 +415,7 @@ int main(int argc, char **argv)
 		tl_info_table(out, &ti, false);
 	}
 	if (out != stdout && fclose(out))
-		die("%s: %s", outname, strerror(errno));
+		cli_die("%s: %s", outname, strerror(errno));
 	for (k = 0; k < s.n; k++)
 		free(payload[k]);
 	free(payload);

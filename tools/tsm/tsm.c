@@ -465,6 +465,7 @@ int main(int argc, char **argv)
 	struct tsm_choice ch;
 	const char *cmd;
 
+	cli_prog = "tsm";
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "internal.h"
 #include "tunnel.h"
 
@@ -50,14 +51,6 @@ struct tun_frame {
 	size_t len;
 	char buf[];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000ull + t.tv_nsec;
-}
 
 int tun_transport_parse(const char *s, uint64_t lifetime_ns,
 			struct tun_transport *tp, struct tsm_error *err)
