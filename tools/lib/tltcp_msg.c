@@ -60,6 +60,7 @@ const struct tl_info_field tl_info_fields[] = {
 	TL_FIELD(sections_received), TL_FIELD(bytes_received),
 	TL_FIELD(gaps_received), TL_FIELD(bytes_gap),
 };
+
 #undef TL_FIELD
 const unsigned int tl_info_nfields = sizeof(tl_info_fields) /
 				     sizeof(tl_info_fields[0]);
