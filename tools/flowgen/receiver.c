@@ -71,88 +71,128 @@ static ssize_t tltcp_recv(int fd, char *buf, size_t len, struct tl_record *rec,
 	return -1;
 }
 
-/* TCP, TLTCP, SCTP and DCCP: one connection, read until the peer closes. */
-void serve_stream(const struct opts *o, struct results *r, int lfd)
+/* The one connection, tuned as the receiver's; -1 if stopped first. */
+static int accept_flow(const struct opts *o, int lfd)
 {
-	char *buf = malloc(BUF_SIZE);
-	uint64_t start = 0, last = 0, off = 0;
-	bool sections = false, tl = o->proto == P_TLTCP;
-	FILE *trace = trace_open(o);
-	struct interval *iv;
-	int fd, err = 0;
+	int fd;
 
-	if (!buf)
-		cli_die("out of memory");
 	do {
 		fd = accept(lfd, NULL, NULL);
 	} while (fd < 0 && errno == EINTR && !stop);
 	if (fd < 0 && stop)
-		goto out;
+		return -1;
 	if (fd < 0)
 		cli_die("accept: %s", strerror(errno));
 	if (o->window)
 		set_window_clamp(o, fd);
-	if (tl)
+	if (o->proto == P_TLTCP)
 		tltcp_attach(fd);
+	return fd;
+}
+
+/* A stream receiver's state. */
+struct stream_rx {
+	const struct opts *o;
+	struct results *r;
+	FILE *trace;
+	uint64_t start, last;		/* ns: the first and last read */
+	uint64_t off;			/* stream offset of the next byte */
+	bool tl;			/* TLTCP: records with every read */
+	bool sections;			/* the stream carries sections */
+};
+
+/* TLTCP: a read of data or a gap, of the section its record names. */
+static void stream_got_tl(struct stream_rx *s, struct interval *iv,
+			  const char *buf, ssize_t n,
+			  const struct tl_record *rec, bool gap, uint64_t t)
+{
+	s->off = rec->stream_off;
+	trace_line(s->trace, s->start, t, s->off, n, gap);
+	if (gap)
+		iv->gap_bytes += n;
+	else
+		iv->bytes += n;
+	iv->on_time_bytes += sec_rx_tl(&s->r->sec_rx, rec->section,
+				       rec->sec_off,
+				       gap ? NULL : (uint8_t *)buf, n, t);
+}
+
+/* n bytes read at time t. */
+static void stream_got(struct stream_rx *s, const char *buf, ssize_t n,
+		       const struct tl_record *rec, bool gap, uint64_t t)
+{
+	struct interval *iv;
+
+	if (!s->start) {
+		s->start = t;
+		/* Sections announce themselves in their first bytes
+		 * (over TLTCP, sec_rx_tl() reads every record).
+		 */
+		s->sections = !s->tl && n >= 4 &&
+			      ntohl(*(uint32_t *)buf) == SEC_MAGIC;
+	}
+	s->last = t;
+	iv = interval_at(s->r, s->start, t, s->o->interval);
+	if (s->tl) {
+		stream_got_tl(s, iv, buf, n, rec, gap, t);
+		return;
+	}
+	trace_line(s->trace, s->start, t, s->off, n, false);
+	s->off += n;
+	iv->bytes += n;
+	if (s->sections)
+		iv->on_time_bytes += sec_rx_stream(&s->r->sec_rx,
+						   (uint8_t *)buf, n, t);
+}
+
+/* Read until the peer closes or a stop: 0, or the errno of a failure. */
+static int stream_read(struct stream_rx *s, int fd, char *buf)
+{
 	while (!stop) {
 		struct tl_record rec = { 0 };
 		bool gap = false;
-		ssize_t n = tl ? tltcp_recv(fd, buf, BUF_SIZE, &rec, &gap) :
-				 read(fd, buf, BUF_SIZE);
+		ssize_t n = s->tl ? tltcp_recv(fd, buf, BUF_SIZE, &rec, &gap) :
+				    read(fd, buf, BUF_SIZE);
 		uint64_t t = now_ns();
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			err = errno;	/* report what arrived, then fail */
-			break;
-		}
+		if (n < 0)
+			return errno;	/* report what arrived, then fail */
 		if (n == 0)
 			break;
-		if (!start) {
-			start = t;
-			/* Sections announce themselves in their first bytes
-			 * (over TLTCP, sec_rx_tl() reads every record).
-			 */
-			sections = !tl && n >= 4 &&
-				   ntohl(*(uint32_t *)buf) == SEC_MAGIC;
-		}
-		last = t;
-		iv = interval_at(r, start, t, o->interval);
-		if (tl) {
-			off = rec.stream_off;
-			trace_line(trace, start, t, off, n, gap);
-			if (gap)
-				iv->gap_bytes += n;
-			else
-				iv->bytes += n;
-			iv->on_time_bytes += sec_rx_tl(&r->sec_rx, rec.section,
-						       rec.sec_off,
-						       gap ? NULL : (uint8_t *)buf,
-						       n, t);
-			continue;
-		}
-		trace_line(trace, start, t, off, n, false);
-		off += n;
-		iv->bytes += n;
-		if (sections)
-			iv->on_time_bytes += sec_rx_stream(&r->sec_rx,
-							   (uint8_t *)buf, n, t);
+		stream_got(s, buf, n, &rec, gap, t);
 	}
-	sec_rx_end(&r->sec_rx);
-	if (tl)
-		tltcp_get_info(r, fd);
-	close(fd);
-	if (r->sec_rx.bad && (sections || r->sec_rx.sections))
-		fprintf(stderr, "flowgen: sections: the stream lost its framing\n");
-out:
+	return 0;
+}
+
+/* TCP, TLTCP, SCTP and DCCP: one connection, read until the peer closes. */
+void serve_stream(const struct opts *o, struct results *r, int lfd)
+{
+	struct stream_rx s = { .o = o, .r = r, .tl = o->proto == P_TLTCP };
+	char *buf = malloc(BUF_SIZE);
+	int fd, err = 0;
+
+	s.trace = trace_open(o);
+	if (!buf)
+		cli_die("out of memory");
+	fd = accept_flow(o, lfd);
+	if (fd >= 0) {
+		err = stream_read(&s, fd, buf);
+		sec_rx_end(&r->sec_rx);
+		if (s.tl)
+			tltcp_get_info(r, fd);
+		close(fd);
+		if (r->sec_rx.bad && (s.sections || r->sec_rx.sections))
+			fprintf(stderr, "flowgen: sections: the stream lost its framing\n");
+	}
 	free(buf);
-	if (trace && fclose(trace))
+	if (s.trace && fclose(s.trace))
 		cli_die("%s: %s", o->trace, strerror(errno));
-	report(o, r, "receiver", start ? (last - start) / 1e9 : 0,
-	       start ? epoch_of(start) : 0, NULL);
+	report(o, r, "receiver", s.start ? (s.last - s.start) / 1e9 : 0,
+	       s.start ? epoch_of(s.start) : 0, NULL);
 	if (err)
-		cli_die("%s: %s", tl ? "recvmsg" : "read", strerror(err));
+		cli_die("%s: %s", s.tl ? "recvmsg" : "read", strerror(err));
 }
 
 /* The socket's drop count that came with a datagram, if it did. */
@@ -168,16 +208,104 @@ static void udp_note_drops(struct results *r, struct msghdr *mh)
 			       sizeof(uint32_t));
 }
 
-void serve_udp(const struct opts *o, struct results *r, int fd)
+/* A UDP receiver's state. */
+struct udp_rx {
+	const struct opts *o;
+	struct results *r;
+	uint64_t start, last;		/* ns: the first and last datagram */
+	uint64_t next_seq;		/* plain flow: the next expected */
+};
+
+/* Once the flow started: 1 when a datagram is there, 0 when the sender
+ * went quiet (-I), -1 when a signal came (the loop sees a stop).
+ */
+static int udp_wait(const struct opts *o, int fd)
 {
-	char *buf = malloc(BUF_SIZE);
-	uint64_t start = 0, last = 0, next_seq = 0;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ready = poll(&pfd, 1, o->idle ? (int)(o->idle * 1000) : -1);
+
+	if (ready < 0 && errno == EINTR)
+		return -1;
+	return ready != 0;
+}
+
+/* One datagram into buf, at *t: its length, or -1 if interrupted. */
+static ssize_t udp_read(struct results *r, int fd, char *buf, uint64_t *t)
+{
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(uint32_t))];
 	} ctl;
-	int one = 1;
+	struct iovec iov = { .iov_base = buf, .iov_len = BUF_SIZE };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctl.buf,
+		.msg_controllen = sizeof(ctl.buf),
+	};
+	ssize_t n = recvmsg(fd, &mh, 0);
+
+	*t = now_ns();
+	if (n < 0 && errno == EINTR)
+		return -1;
+	if (n < 0)
+		cli_die("recv: %s", strerror(errno));
+	udp_note_drops(r, &mh);
+	return n;
+}
+
+/* A datagram of the plain flow: losses by sequence, one-way delay. */
+static void udp_got_plain(struct udp_rx *u, struct interval *iv,
+			  const struct udp_hdr *h, uint64_t t)
+{
+	uint64_t seq = be64toh(h->seq);
+
+	if (seq >= u->next_seq) {
+		iv->lost += seq - u->next_seq;
+		u->next_seq = seq + 1;
+	}
+	iv->owd_sum += (double)(t - be64toh(h->sent_ns)) / 1e9;
+}
+
+/* n bytes received at time t: false once the flow's END came. */
+static bool udp_got(struct udp_rx *u, const char *buf, ssize_t n, uint64_t t)
+{
+	struct interval *iv;
+	struct sec_hdr sh;
+	struct udp_hdr h;
+	bool section;
+
+	/* a datagram of a section, or of a plain flow */
+	section = sec_hdr_get(buf, n, &sh) && sh.len <= n;
+	if (!section) {
+		if (n < (ssize_t)sizeof(h))
+			return true;
+		memcpy(&h, buf, sizeof(h));
+		if (ntohl(h.magic) != UDP_MAGIC)
+			return true;
+		if (ntohl(h.flags) & UDP_END)
+			return !u->start;
+	}
+	if (!u->start)
+		u->start = t;
+	u->last = t;
+	iv = interval_at(u->r, u->start, t, u->o->interval);
+	iv->bytes += n;
+	iv->pkts++;
+	if (section)
+		iv->on_time_bytes += sec_rx_datagram(&u->r->sec_rx, &sh, t);
+	else
+		udp_got_plain(u, iv, &h, t);
+	return true;
+}
+
+void serve_udp(const struct opts *o, struct results *r, int fd)
+{
+	struct udp_rx u = { .o = o, .r = r };
+	char *buf = malloc(BUF_SIZE);
+	int one = 1, ready;
+	uint64_t t;
+	ssize_t n;
 
 	if (!buf)
 		cli_die("out of memory");
@@ -187,68 +315,16 @@ void serve_udp(const struct opts *o, struct results *r, int fd)
 	if (setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one)))
 		cli_die("SO_RXQ_OVFL: %s", strerror(errno));
 	while (!stop) {
-		struct iovec iov = { .iov_base = buf, .iov_len = BUF_SIZE };
-		struct msghdr mh = {
-			.msg_iov = &iov,
-			.msg_iovlen = 1,
-			.msg_control = ctl.buf,
-			.msg_controllen = sizeof(ctl.buf),
-		};
-		struct sec_hdr sh;
-		struct udp_hdr h;
-		struct interval *iv;
-		bool section;
-		uint64_t t, seq;
-		ssize_t n;
-
-		if (start) {
-			int ready = poll(&pfd, 1, o->idle ?
-						 (int)(o->idle * 1000) : -1);
-
-			if (ready < 0 && errno == EINTR)
-				continue;	/* the loop sees a stop */
-			if (ready == 0)
-				break;		/* the sender went quiet */
-		}
-		n = recvmsg(fd, &mh, 0);
-		t = now_ns();
-		if (n < 0 && errno == EINTR)
+		ready = u.start ? udp_wait(o, fd) : 1;
+		if (ready < 0)
 			continue;
-		if (n < 0)
-			cli_die("recv: %s", strerror(errno));
-		udp_note_drops(r, &mh);
-		/* a datagram of a section, or of a plain flow */
-		section = sec_hdr_get(buf, n, &sh) && sh.len <= n;
-		if (!section) {
-			if (n < (ssize_t)sizeof(h))
-				continue;
-			memcpy(&h, buf, sizeof(h));
-			if (ntohl(h.magic) != UDP_MAGIC)
-				continue;
-			if (ntohl(h.flags) & UDP_END) {
-				if (start)
-					break;
-				continue;
-			}
-		}
-		if (!start)
-			start = t;
-		last = t;
-		iv = interval_at(r, start, t, o->interval);
-		iv->bytes += n;
-		iv->pkts++;
-		if (section) {
-			iv->on_time_bytes += sec_rx_datagram(&r->sec_rx, &sh, t);
-			continue;
-		}
-		seq = be64toh(h.seq);
-		if (seq >= next_seq) {
-			iv->lost += seq - next_seq;
-			next_seq = seq + 1;
-		}
-		iv->owd_sum += (double)(t - be64toh(h.sent_ns)) / 1e9;
+		if (!ready)
+			break;
+		n = udp_read(r, fd, buf, &t);
+		if (n >= 0 && !udp_got(&u, buf, n, t))
+			break;
 	}
 	free(buf);
-	report(o, r, "receiver", start ? (last - start) / 1e9 : 0,
-	       start ? epoch_of(start) : 0, NULL);
+	report(o, r, "receiver", u.start ? (u.last - u.start) / 1e9 : 0,
+	       u.start ? epoch_of(u.start) : 0, NULL);
 }

@@ -48,22 +48,16 @@ static void report_tl_info(FILE *f, const struct results *r)
 	fputc('}', f);
 }
 
-void report(const struct opts *o, const struct results *r, const char *role,
-	    double secs, double epoch, const char *cc)
-{
-	const struct interval *sctp = NULL;
-	FILE *f = stdout;
-	uint64_t total = 0, pkts = 0, lost = 0;
-	bool sections = o->server ? r->sec_rx.sections || r->sec_rx.gaps :
-				    o->sec_size > 0;
-	double owd = 0;
-	int i;
+/* The sums over a flow's intervals, and its last SCTP sample. */
+struct totals {
+	uint64_t bytes, pkts, lost;
+	double owd;			/* seconds */
+	const struct interval *sctp;
+};
 
-	if (o->out) {
-		f = fopen(o->out, "w");
-		if (!f)
-			cli_die("%s: %s", o->out, strerror(errno));
-	}
+static void report_head(FILE *f, const struct opts *o, const char *role,
+			double epoch, const char *cc)
+{
 	fprintf(f, "{\n \"tool\": \"flowgen\",\n \"role\": \"%s\",\n"
 		" \"transport\": \"%s\",\n \"epoch\": %.6f,\n", role,
 		proto_name[o->proto], epoch);
@@ -71,83 +65,137 @@ void report(const struct opts *o, const struct results *r, const char *role,
 		fprintf(f, " \"congestion\": \"%s\",\n", cc);
 	if (o->proto == P_DCCP && !o->server)
 		fprintf(f, " \"ccid\": %d,\n", o->ccid);
+}
+
+/* What the transport said in an interval, at the end that knows it. */
+static void report_samples(FILE *f, const struct opts *o,
+			   const struct interval *iv)
+{
+	if (IS_TCP(o->proto) && !o->server)
+		fprintf(f, ", \"cwnd\": %u, \"ssthresh\": %u, "
+			"\"rtt_us\": %u, \"rttvar_us\": %u, "
+			"\"retransmits\": %u, \"segs_out\": %u",
+			iv->cwnd, iv->ssthresh, iv->rtt_us,
+			iv->rttvar_us, iv->retrans, iv->segs_out);
+	if (o->proto == P_UDP && o->server)
+		fprintf(f, ", \"packets\": %llu, \"lost\": %llu",
+			(unsigned long long)iv->pkts,
+			(unsigned long long)iv->lost);
+	if (iv->tfrc)
+		fprintf(f, ", \"x\": %.0f, \"x_recv\": %.0f, "
+			"\"p\": %.6f, \"rtt_us\": %u", iv->x_bps,
+			iv->x_recv_bps, iv->p, iv->rtt_us);
+}
+
+static void report_interval(FILE *f, const struct opts *o,
+			    const struct interval *iv, bool first,
+			    bool sections)
+{
+	fprintf(f, "%s\n  {\"start\": %.3f, \"seconds\": %.3f, "
+		"\"bytes\": %llu, \"bits_per_second\": %.0f",
+		first ? "" : ",", iv->start, iv->secs,
+		(unsigned long long)iv->bytes, iv->bytes * 8.0 / iv->secs);
+	report_samples(f, o, iv);
+	if (sections && o->server)
+		fprintf(f, ", \"on_time_bytes\": %llu",
+			(unsigned long long)iv->on_time_bytes);
+	if (o->proto == P_TLTCP && o->server)
+		fprintf(f, ", \"gap_bytes\": %llu",
+			(unsigned long long)iv->gap_bytes);
+	if (iv->prsctp)
+		fprintf(f, ", \"abandoned_unsent\": %llu, "
+			"\"abandoned_sent\": %llu",
+			(unsigned long long)iv->abandoned_unsent,
+			(unsigned long long)iv->abandoned_sent);
+	fputc('}', f);
+}
+
+static void report_intervals(FILE *f, const struct opts *o,
+			     const struct results *r, bool sections,
+			     struct totals *tot)
+{
+	int i;
+
 	fprintf(f, " \"intervals\": [");
 	for (i = 0; i < r->n_ivs; i++) {
 		const struct interval *iv = &r->ivs[i];
 
-		total += iv->bytes;
-		pkts += iv->pkts;
-		lost += iv->lost;
-		owd += iv->owd_sum;
-		fprintf(f, "%s\n  {\"start\": %.3f, \"seconds\": %.3f, "
-			"\"bytes\": %llu, \"bits_per_second\": %.0f",
-			i ? "," : "", iv->start, iv->secs,
-			(unsigned long long)iv->bytes,
-			iv->bytes * 8.0 / iv->secs);
-		if (IS_TCP(o->proto) && !o->server)
-			fprintf(f, ", \"cwnd\": %u, \"ssthresh\": %u, "
-				"\"rtt_us\": %u, \"rttvar_us\": %u, "
-				"\"retransmits\": %u, \"segs_out\": %u",
-				iv->cwnd, iv->ssthresh, iv->rtt_us,
-				iv->rttvar_us, iv->retrans, iv->segs_out);
-		if (o->proto == P_UDP && o->server)
-			fprintf(f, ", \"packets\": %llu, \"lost\": %llu",
-				(unsigned long long)iv->pkts,
-				(unsigned long long)iv->lost);
-		if (iv->tfrc)
-			fprintf(f, ", \"x\": %.0f, \"x_recv\": %.0f, "
-				"\"p\": %.6f, \"rtt_us\": %u", iv->x_bps,
-				iv->x_recv_bps, iv->p, iv->rtt_us);
-		if (sections && o->server)
-			fprintf(f, ", \"on_time_bytes\": %llu",
-				(unsigned long long)iv->on_time_bytes);
-		if (o->proto == P_TLTCP && o->server)
-			fprintf(f, ", \"gap_bytes\": %llu",
-				(unsigned long long)iv->gap_bytes);
-		if (iv->prsctp) {
-			sctp = iv;
-			fprintf(f, ", \"abandoned_unsent\": %llu, "
-				"\"abandoned_sent\": %llu",
-				(unsigned long long)iv->abandoned_unsent,
-				(unsigned long long)iv->abandoned_sent);
-		}
-		fputc('}', f);
+		tot->bytes += iv->bytes;
+		tot->pkts += iv->pkts;
+		tot->lost += iv->lost;
+		tot->owd += iv->owd_sum;
+		if (iv->prsctp)
+			tot->sctp = iv;
+		report_interval(f, o, iv, !i, sections);
 	}
+}
+
+/* The receiver's account of sections. */
+static void report_sec_rx(FILE *f, const struct opts *o,
+			  const struct sec_rx *rx)
+{
+	fprintf(f, ", \"sections\": %llu, \"sections_complete\": %llu, "
+		"\"sections_on_time\": %llu, \"on_time_bytes\": %llu, "
+		"\"late_bytes\": %llu, \"sections_missing\": %llu",
+		(unsigned long long)rx->sections,
+		(unsigned long long)rx->complete,
+		(unsigned long long)rx->on_time,
+		(unsigned long long)rx->on_time_bytes,
+		(unsigned long long)rx->late_bytes,
+		(unsigned long long)rx->missing);
+	if (o->proto == P_TLTCP)
+		fprintf(f, ", \"gap_bytes\": %llu, \"gaps\": %llu",
+			(unsigned long long)rx->gap_bytes,
+			(unsigned long long)rx->gaps);
+}
+
+static void report_summary(FILE *f, const struct opts *o,
+			   const struct results *r, double secs,
+			   const struct totals *tot, bool sections)
+{
 	fprintf(f, "\n ],\n \"summary\": {\"seconds\": %.3f, \"bytes\": %llu, "
-		"\"bits_per_second\": %.0f", secs, (unsigned long long)total,
-		secs > 0 ? total * 8.0 / secs : 0.0);
+		"\"bits_per_second\": %.0f", secs,
+		(unsigned long long)tot->bytes,
+		secs > 0 ? tot->bytes * 8.0 / secs : 0.0);
 	if (o->proto == P_UDP && o->server)
 		fprintf(f, ", \"packets\": %llu, \"lost\": %llu, "
 			"\"rcvbuf_drops\": %u, \"mean_one_way_delay\": %.6f",
-			(unsigned long long)pkts, (unsigned long long)lost,
-			r->udp_rcvbuf_drops, pkts ? owd / pkts : 0.0);
+			(unsigned long long)tot->pkts,
+			(unsigned long long)tot->lost, r->udp_rcvbuf_drops,
+			tot->pkts ? tot->owd / tot->pkts : 0.0);
 	if (sections && o->server)
-		fprintf(f, ", \"sections\": %llu, \"sections_complete\": %llu, "
-			"\"sections_on_time\": %llu, \"on_time_bytes\": %llu, "
-			"\"late_bytes\": %llu, \"sections_missing\": %llu",
-			(unsigned long long)r->sec_rx.sections,
-			(unsigned long long)r->sec_rx.complete,
-			(unsigned long long)r->sec_rx.on_time,
-			(unsigned long long)r->sec_rx.on_time_bytes,
-			(unsigned long long)r->sec_rx.late_bytes,
-			(unsigned long long)r->sec_rx.missing);
-	if (sections && o->server && o->proto == P_TLTCP)
-		fprintf(f, ", \"gap_bytes\": %llu, \"gaps\": %llu",
-			(unsigned long long)r->sec_rx.gap_bytes,
-			(unsigned long long)r->sec_rx.gaps);
+		report_sec_rx(f, o, &r->sec_rx);
 	if (sections && !o->server)
 		fprintf(f, ", \"sections_offered\": %llu, \"bytes_offered\": %llu",
 			(unsigned long long)r->sec_offered,
 			(unsigned long long)r->sec_offered_bytes);
 	if (o->ahead)
 		fprintf(f, ", \"deadline_ahead\": true");
-	if (sctp)
+	if (tot->sctp)
 		fprintf(f, ", \"abandoned_unsent\": %llu, \"abandoned_sent\": %llu",
-			(unsigned long long)sctp->abandoned_unsent,
-			(unsigned long long)sctp->abandoned_sent);
+			(unsigned long long)tot->sctp->abandoned_unsent,
+			(unsigned long long)tot->sctp->abandoned_sent);
 	if (r->tl_have_info)
 		report_tl_info(f, r);
 	fprintf(f, "}\n}\n");
+}
+
+void report(const struct opts *o, const struct results *r, const char *role,
+	    double secs, double epoch, const char *cc)
+{
+	bool sections = o->server ? r->sec_rx.sections || r->sec_rx.gaps :
+				    o->sec_size > 0;
+	struct totals tot = { 0 };
+	FILE *f = stdout;
+
+	if (o->out) {
+		f = fopen(o->out, "w");
+		if (!f)
+			cli_die("%s: %s", o->out, strerror(errno));
+	}
+	report_head(f, o, role, epoch, cc);
+	report_intervals(f, o, r, sections, &tot);
+	report_summary(f, o, r, secs, &tot, sections);
 	if (f != stdout && fclose(f))
 		cli_die("%s: %s", o->out, strerror(errno));
 }

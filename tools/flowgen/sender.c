@@ -221,24 +221,27 @@ static double send_gap_ns(const struct opts *o, uint64_t elapsed_ns)
 	return o->len * 8.0 / rate * 1e9;
 }
 
-void send_flow(const struct opts *o, struct results *r)
-{
-	char *buf = calloc(1, !IS_TCP(o->proto) ? (size_t)o->len : BUF_SIZE);
-	size_t wlen = o->rate || !IS_TCP(o->proto) ? (size_t)o->len : TCP_WRITE;
-	double gap_ns = o->rate ? o->len * 8.0 / o->rate * 1e9 : 0;
-	uint64_t start, t, end, next, seq = 0;
-	char cc[TCP_CA_NAME_MAX] = "";
-	socklen_t cclen = sizeof(cc);
-	bool greedy_tcp = IS_TCP(o->proto) && !o->rate && !o->sec_size;
-	int lowat = NOTSENT_LOWAT;
-	struct sigaction sa = { .sa_handler = on_stop };
-	int poll_ms = (int)(o->interval * 1000 / 2);
-	int fd, i;
+/* A sender's state while it writes plainly (not in sections). */
+struct tx {
+	const struct opts *o;
+	struct results *r;
+	int fd;
+	char *buf;
+	size_t wlen;			/* bytes per write or datagram */
+	bool greedy_tcp;
+	int poll_ms;			/* greedy TCP: a full buffer's wait */
+	double gap_ns;			/* -r: between writes, 0: greedy */
+	uint64_t start, end, next;	/* ns: the flow, the next write */
+	uint64_t seq;			/* UDP: the next datagram's */
+};
 
-	if (!buf)
-		cli_die("out of memory");
-	if (poll_ms < 1)
-		poll_ms = 1;
+/* Connected and tuned; the congestion control's name in cc. */
+static int tx_connect(const struct opts *o, bool greedy_tcp, char *cc,
+		      socklen_t cclen)
+{
+	int lowat = NOTSENT_LOWAT;
+	int fd;
+
 	if (o->wait)
 		usleep((useconds_t)(o->wait * 1e6));
 	fd = connect_client(o);
@@ -255,89 +258,143 @@ void send_flow(const struct opts *o, struct results *r)
 	if (greedy_tcp && o->proto == P_TLTCP &&
 	    setsockopt(fd, SOL_TLTCP, TL_SNDQ_LIMIT, &lowat, sizeof(lowat)))
 		cli_die("TL_SNDQ_LIMIT: %s", strerror(errno));
+	return fd;
+}
+
+/* -r: whether it is time for the next write at t (if not, it slept). */
+static bool tx_pace(struct tx *x, uint64_t t)
+{
+	if (!x->gap_ns)
+		return true;
+	if (t < x->next) {
+		sleep_until(x->next);
+		return false;
+	}
+	x->gap_ns = send_gap_ns(x->o, x->next - x->start);
+	x->next += (uint64_t)x->gap_ns;
+	return true;
+}
+
+/* A write the transport refused: wait as it wants, or fail. */
+static void tx_refused(struct tx *x)
+{
+	if (errno == EAGAIN && x->greedy_tcp) {
+		/* Sample TCP_INFO while the send buffer is full, too:
+		 * a blocked write would leave intervals without one.
+		 */
+		struct pollfd pfd = { .fd = x->fd, .events = POLLOUT };
+
+		poll(&pfd, 1, x->poll_ms);
+		sample_tcp_info(x->fd, interval_at(x->r, x->start, now_ns(),
+						   x->o->interval));
+		return;
+	}
+	if (errno == EAGAIN && x->o->proto == P_DCCP) {
+		/* DCCP's queue is full: CCID decides when it drains. */
+		usleep(200);
+		if (x->gap_ns)
+			x->next -= (uint64_t)x->gap_ns;
+		return;
+	}
+	if (errno == EINTR || errno == ENOBUFS || errno == ECONNREFUSED)
+		return;		/* UDP: dropped, go on */
+	cli_die("send: %s", strerror(errno));
+}
+
+static void tx_write(struct tx *x)
+{
+	struct interval *iv;
+	ssize_t n;
+
+	if (x->o->proto == P_UDP) {
+		struct udp_hdr h = {
+			.magic = htonl(UDP_MAGIC),
+			.seq = htobe64(x->seq++),
+			.sent_ns = htobe64(now_ns()),
+		};
+
+		memcpy(x->buf, &h, sizeof(h));
+	}
+	n = send(x->fd, x->buf, x->wlen, x->greedy_tcp ? MSG_DONTWAIT : 0);
+	if (n < 0) {
+		tx_refused(x);
+		return;
+	}
+	iv = interval_at(x->r, x->start, now_ns(), x->o->interval);
+	iv->bytes += n;
+	sample(x->o, x->fd, iv);
+}
+
+/* Greedy or at a rate, on and off, until the end or a stop. */
+static void tx_loop(struct tx *x)
+{
+	uint64_t t, resume;
+
+	while (!stop && (t = now_ns()) < x->end) {
+		resume = off_until(x->o, x->start, t);
+		if (resume) {
+			sleep_until(resume < x->end ? resume : x->end);
+			x->next = resume;	/* a constant rate starts afresh */
+			continue;
+		}
+		if (tx_pace(x, t))
+			tx_write(x);
+	}
+}
+
+/* The end of the flow: UDP's END datagrams, TLTCP's drain and counters. */
+static void tx_finish(const struct opts *o, struct results *r, int fd)
+{
+	struct udp_hdr h = {
+		.magic = htonl(UDP_MAGIC),
+		.flags = htonl(UDP_END),
+	};
+	int i;
+
+	if (o->proto == P_UDP)
+		for (i = 0; i < 3; i++)
+			send(fd, &h, sizeof(h), 0);
+	if (o->proto == P_TLTCP) {
+		tltcp_finish(o, r, fd);
+		tltcp_get_info(r, fd);
+	}
+}
+
+void send_flow(const struct opts *o, struct results *r)
+{
+	struct tx x = {
+		.o = o, .r = r,
+		.buf = calloc(1, !IS_TCP(o->proto) ? (size_t)o->len : BUF_SIZE),
+		.wlen = o->rate || !IS_TCP(o->proto) ? (size_t)o->len : TCP_WRITE,
+		.gap_ns = o->rate ? o->len * 8.0 / o->rate * 1e9 : 0,
+		.greedy_tcp = IS_TCP(o->proto) && !o->rate && !o->sec_size,
+		.poll_ms = (int)(o->interval * 1000 / 2),
+	};
+	struct sigaction sa = { .sa_handler = on_stop };
+	char cc[TCP_CA_NAME_MAX] = "";
+	uint64_t t;
+
+	if (!x.buf)
+		cli_die("out of memory");
+	if (x.poll_ms < 1)
+		x.poll_ms = 1;
+	x.fd = tx_connect(o, x.greedy_tcp, cc, sizeof(cc));
 
 	/* A blocked write must not outlast the flow. */
 	sigaction(SIGALRM, &sa, NULL);
 	alarm((unsigned int)ceil(o->duration) + 1);
 
-	start = now_ns();
-	end = start + (uint64_t)(o->duration * 1e9);
-	next = start;
+	x.start = now_ns();
+	x.end = x.start + (uint64_t)(o->duration * 1e9);
+	x.next = x.start;
 	if (o->sec_size)
-		send_sections(o, r, fd, start, end);
-	while (!o->sec_size && !stop && (t = now_ns()) < end) {
-		uint64_t resume = off_until(o, start, t);
-		struct interval *iv;
-		ssize_t n;
-
-		if (resume) {
-			sleep_until(resume < end ? resume : end);
-			next = resume;	/* a constant rate starts afresh */
-			continue;
-		}
-
-		if (gap_ns) {
-			if (t < next) {
-				sleep_until(next);
-				continue;
-			}
-			gap_ns = send_gap_ns(o, next - start);
-			next += (uint64_t)gap_ns;
-		}
-		if (o->proto == P_UDP) {
-			struct udp_hdr h = {
-				.magic = htonl(UDP_MAGIC),
-				.seq = htobe64(seq++),
-				.sent_ns = htobe64(now_ns()),
-			};
-
-			memcpy(buf, &h, sizeof(h));
-		}
-		n = send(fd, buf, wlen, greedy_tcp ? MSG_DONTWAIT : 0);
-		if (n < 0 && errno == EAGAIN && greedy_tcp) {
-			/* Sample TCP_INFO while the send buffer is full, too:
-			 * a blocked write would leave intervals without one.
-			 */
-			struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-
-			poll(&pfd, 1, poll_ms);
-			sample_tcp_info(fd, interval_at(r, start, now_ns(),
-							o->interval));
-			continue;
-		}
-		if (n < 0 && errno == EAGAIN && o->proto == P_DCCP) {
-			/* DCCP's queue is full: CCID decides when it drains. */
-			usleep(200);
-			if (gap_ns)
-				next -= (uint64_t)gap_ns;
-			continue;
-		}
-		if (n < 0) {
-			if (errno == EINTR || errno == ENOBUFS ||
-			    errno == ECONNREFUSED)
-				continue;	/* UDP: dropped, go on */
-			cli_die("send: %s", strerror(errno));
-		}
-		iv = interval_at(r, start, now_ns(), o->interval);
-		iv->bytes += n;
-		sample(o, fd, iv);
-	}
+		send_sections(o, r, x.fd, x.start, x.end);
+	else
+		tx_loop(&x);
 	t = now_ns();
-	if (o->proto == P_UDP) {
-		struct udp_hdr h = {
-			.magic = htonl(UDP_MAGIC),
-			.flags = htonl(UDP_END),
-		};
-
-		for (i = 0; i < 3; i++)
-			send(fd, &h, sizeof(h), 0);
-	}
-	if (o->proto == P_TLTCP) {
-		tltcp_finish(o, r, fd);
-		tltcp_get_info(r, fd);
-	}
-	close(fd);
-	free(buf);
-	report(o, r, "sender", (t - start) / 1e9, epoch_of(start),
+	tx_finish(o, r, x.fd);
+	close(x.fd);
+	free(x.buf);
+	report(o, r, "sender", (t - x.start) / 1e9, epoch_of(x.start),
 	       cc[0] ? cc : NULL);
 }
