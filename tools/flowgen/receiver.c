@@ -45,7 +45,7 @@ static ssize_t tltcp_recv(int fd, char *buf, size_t len, struct tl_record *rec,
 			  bool *gap)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(struct tl_record))];
+		char buf[TL_RECORD_SPACE];
 		struct cmsghdr align;
 	} cb;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
@@ -53,18 +53,13 @@ static ssize_t tltcp_recv(int fd, char *buf, size_t len, struct tl_record *rec,
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = cb.buf, .msg_controllen = sizeof(cb.buf),
 	};
-	struct cmsghdr *c;
 	ssize_t n = recvmsg(fd, &msg, MSG_TL);
+	int type;
 
 	if (n <= 0)
 		return n;
-	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_TLTCP ||
-		    (c->cmsg_type != TL_DATA && c->cmsg_type != TL_GAP) ||
-		    c->cmsg_len < CMSG_LEN(sizeof(*rec)))
-			continue;
-		memcpy(rec, CMSG_DATA(c), sizeof(*rec));
-		*gap = c->cmsg_type == TL_GAP;
+	if (tl_records(&msg, rec, &type)) {
+		*gap = type == TL_GAP;
 		return n;
 	}
 	errno = EBADMSG;	/* every MSG_TL read carries its record */

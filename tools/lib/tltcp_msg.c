@@ -41,6 +41,24 @@ ssize_t tl_send_section(int fd, const void *buf, size_t len,
 	return sendmsg(fd, &msg, MSG_TL | flags);
 }
 
+int tl_records(struct msghdr *msg, struct tl_record *rec, int *type)
+{
+	struct cmsghdr *cm;
+	int n = 0;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
+		if (cm->cmsg_level != SOL_TLTCP ||
+		    (cm->cmsg_type != TL_DATA && cm->cmsg_type != TL_GAP) ||
+		    cm->cmsg_len < CMSG_LEN(sizeof(*rec)))
+			continue;
+		if (!n++) {
+			memcpy(rec, CMSG_DATA(cm), sizeof(*rec));
+			*type = cm->cmsg_type;
+		}
+	}
+	return n;
+}
+
 int tl_get_info(int fd, struct tl_info *ti)
 {
 	socklen_t len = sizeof(*ti);

@@ -40,6 +40,16 @@ void tl_put_deadlines(struct msghdr *msg, int type, const uint64_t *dl,
 ssize_t tl_send_section(int fd, const void *buf, size_t len,
 			uint64_t left_ns, int flags);
 
+/* Room in msg_control for the record of one recvmsg(MSG_TL). */
+#define TL_RECORD_SPACE		CMSG_SPACE(sizeof(struct tl_record))
+
+/*
+ * The TL_DATA or TL_GAP records that came with a recvmsg(MSG_TL): how
+ * many, the first in *rec and its type (TL_DATA or TL_GAP) in *type.  The
+ * module sends exactly one with every read.
+ */
+int tl_records(struct msghdr *msg, struct tl_record *rec, int *type);
+
 /* TL_INFO into *ti (zeroed first): 0, or -1 with errno. */
 int tl_get_info(int fd, struct tl_info *ti);
 

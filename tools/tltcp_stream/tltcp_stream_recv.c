@@ -479,7 +479,7 @@ static ssize_t read_record(int fd, uint8_t *buf, double timeout,
 			   struct tl_record *rec, int *type)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(struct tl_record)) * 2];
+		char buf[TL_RECORD_SPACE * 2];
 		struct cmsghdr align;
 	} ctl;
 	struct iovec iov = { .iov_base = buf, .iov_len = RBUF };
@@ -487,9 +487,8 @@ static ssize_t read_record(int fd, uint8_t *buf, double timeout,
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
 	};
-	struct cmsghdr *cm;
 	ssize_t ret;
-	int n = 0;
+	int n;
 
 	if (!wait_readable(fd, timeout))
 		cli_die("no data for %g s", timeout);
@@ -502,15 +501,7 @@ static ssize_t read_record(int fd, uint8_t *buf, double timeout,
 		return 0;
 	if (msg.msg_flags & MSG_CTRUNC)
 		cli_die("recvmsg(MSG_TL): control message truncated");
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		if (cm->cmsg_level != SOL_TLTCP ||
-		    (cm->cmsg_type != TL_DATA && cm->cmsg_type != TL_GAP) ||
-		    cm->cmsg_len != CMSG_LEN(sizeof(*rec)))
-			continue;
-		*type = cm->cmsg_type;
-		memcpy(rec, CMSG_DATA(cm), sizeof(*rec));
-		n++;
-	}
+	n = tl_records(&msg, rec, type);
 	if (n != 1)
 		cli_die("recvmsg(MSG_TL) returned %zd bytes with %d TL_DATA/"
 			"TL_GAP records (one expected)", ret, n);

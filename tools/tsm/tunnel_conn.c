@@ -39,6 +39,7 @@
 
 #include "clock.h"
 #include "internal.h"
+#include "tltcp_msg.h"
 #include "tunnel.h"
 
 #ifndef SOL_DCCP
@@ -494,15 +495,17 @@ static int recv_tltcp(struct tun_conn *c,
 		      void (*deliver)(void *arg, const struct tun_msg *m),
 		      void *arg)
 {
-	char cbuf[CMSG_SPACE(sizeof(struct tl_record))];
+	union {
+		char buf[TL_RECORD_SPACE];
+		struct cmsghdr align;
+	} cb;
 	const size_t cap = 2 * TUN_MAX_FRAME;
 	struct tl_record rec;
-	struct cmsghdr *cm;
 	struct msghdr msg;
 	struct iovec iov;
+	int i, type;
 	bool full;
 	ssize_t n;
-	int i;
 
 	for (i = 0; i < 64; i++) {
 		full = c->sec_len >= cap;
@@ -511,19 +514,16 @@ static int recv_tltcp(struct tun_conn *c,
 		memset(&msg, 0, sizeof(msg));
 		msg.msg_iov = &iov;
 		msg.msg_iovlen = 1;
-		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof(cbuf);
+		msg.msg_control = cb.buf;
+		msg.msg_controllen = sizeof(cb.buf);
 		n = recvmsg(c->fd, &msg, MSG_TL | MSG_DONTWAIT);
 		if (!n)
 			return -EPIPE;
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-		cm = CMSG_FIRSTHDR(&msg);
-		if (!cm || cm->cmsg_level != SOL_TLTCP ||
-		    cm->cmsg_len < CMSG_LEN(sizeof(rec)))
+		if (!tl_records(&msg, &rec, &type))
 			return -EPROTO;
-		memcpy(&rec, CMSG_DATA(cm), sizeof(rec));
-		if (cm->cmsg_type == TL_GAP || full ||
+		if (type == TL_GAP || full ||
 		    rec.sec_off != c->sec_len)
 			c->sec_gap = true;
 		if (!full)
