@@ -164,6 +164,20 @@ int open_server(const struct opts *o)
 	return fd;
 }
 
+/* -M and -C, before connect(). */
+static void tcp_setup(const struct opts *o, int fd)
+{
+	if (o->mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &o->mss,
+				 sizeof(o->mss)))
+		cli_die("-M %d: %s", o->mss, strerror(errno));
+	if (o->cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->cc,
+				strlen(o->cc)))
+		cli_die("congestion control '%s': %s%s", o->cc, strerror(errno),
+			errno == ENOENT ? " (not built or module not loadable)" :
+			errno == EPERM ?
+			" (not in net.ipv4.tcp_allowed_congestion_control)" : "");
+}
+
 int connect_client(const struct opts *o)
 {
 	struct addrinfo *ai = resolve(o), *a;
@@ -176,15 +190,7 @@ int connect_client(const struct opts *o)
 			dccp_setup(o, fd);
 		if (o->proto == P_SCTP)
 			sctp_setup(o, fd);
-		if (o->mss && setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &o->mss,
-					 sizeof(o->mss)))
-			cli_die("-M %d: %s", o->mss, strerror(errno));
-		if (o->cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->cc,
-					strlen(o->cc)))
-			cli_die("congestion control '%s': %s%s", o->cc,
-				strerror(errno), errno == ENOENT ?
-				" (not built or module not loadable)" :
-				errno == EPERM ? " (not in net.ipv4.tcp_allowed_congestion_control)" : "");
+		tcp_setup(o, fd);
 		if (!connect(fd, a->ai_addr, a->ai_addrlen))
 			break;
 		err = errno;

@@ -338,8 +338,8 @@ static int open_stream(const char *host, const char *port,
  * absolute deadlines.
  */
 static void unit_sections(const struct plan *pl, uint32_t u,
-			      uint64_t t0, struct iovec *iov, uint64_t *dl,
-			      struct send_stats *st)
+			  uint64_t t0, struct iovec *iov, uint64_t *dl,
+			  struct send_stats *st)
 {
 	const struct unit *un = &pl->units[u];
 	uint32_t i = 0, j;

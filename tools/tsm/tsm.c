@@ -116,7 +116,7 @@ static void pref(const char *opt, const char *s, enum tsm_pref *p)
 {
 	if (tsm_parse_pref(s, p))
 		cli_usage_error("%s: '%s' is not require, prefer, noPreference, avoid or prohibit",
-			  opt, s);
+				opt, s);
 }
 
 /* A requirement (RFC 9622's names, and this tool's own). */
