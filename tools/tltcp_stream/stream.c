@@ -310,69 +310,49 @@ void frame_fill(const struct frame *f, uint8_t *buf)
 		buf[o] = payload_byte(f->storage, o);
 }
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
 void tltcp_attach(int fd)
 {
-	if (!setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tltcp", sizeof("tltcp")))
+	if (!tl_attach(fd))
 		return;
 	if (errno == ENOENT)
 		fprintf(stderr, "%s: tltcp not available: modprobe tltcp "
-			"(setsockopt TCP_ULP: %s)\n", prog, strerror(errno));
+			"(setsockopt TCP_ULP: %s)\n", cli_prog, strerror(errno));
 	else
 		fprintf(stderr, "%s: cannot attach tltcp: setsockopt TCP_ULP: "
-			"%s\n", prog, strerror(errno));
+			"%s\n", cli_prog, strerror(errno));
 	exit(1);
 }
 
-#define TL_FIELDS(X) \
-	X(sections_offered) X(sections_completed) \
-	X(sections_abandoned_unsent) X(sections_abandoned_partial) \
-	X(bytes_offered) X(bytes_sent) X(bytes_abandoned) \
-	X(bytes_obsolete_late) X(bytes_obsolete_retrans) X(bytes_queued) \
-	X(sections_queued) X(sections_received) X(bytes_received) \
-	X(gaps_received) X(bytes_gap)
-
+/* TL_INFO as a JSON object, its members on lines of their own. */
 void tl_info_json(FILE *out, const struct tl_info *ti, const char *indent)
 {
-	const char *sep = "";
+	char first[64], sep[64];
 
+	snprintf(first, sizeof(first), "\n%s  ", indent);
+	snprintf(sep, sizeof(sep), ",\n%s  ", indent);
 	fprintf(out, "{");
-#define X(f) \
-	fprintf(out, "%s\n%s  \"%s\": %llu", sep, indent, #f, \
-		(unsigned long long)ti->f); \
-	sep = ",";
-	TL_FIELDS(X)
-#undef X
+	tl_info_json_members(out, ti, first, sep);
 	fprintf(out, "\n%s}", indent);
+}
+
+/* The receiver's counters are those of what it received, and gaps. */
+static bool tl_receiver_field(const char *name)
+{
+	return strstr(name, "received") || !strcmp(name, "bytes_gap");
 }
 
 void tl_info_table(FILE *out, const struct tl_info *ti, bool receiver)
 {
+	const struct tl_info_field *f;
+	unsigned int i;
+
 	fprintf(out, "TL_INFO (%s):\n", receiver ? "receiver" : "sender");
-#define X(f) \
-	if (receiver == (strstr(#f, "received") || !strcmp(#f, "bytes_gap"))) \
-		fprintf(out, "  %-28s %llu\n", #f, (unsigned long long)ti->f);
-	TL_FIELDS(X)
-#undef X
+	for (i = 0; i < tl_info_nfields; i++) {
+		f = &tl_info_fields[i];
+		if (receiver == tl_receiver_field(f->name))
+			fprintf(out, "  %-28s %llu\n", f->name,
+				(unsigned long long)tl_info_value(ti, f));
+	}
 }
 
 void params_json(FILE *out, const struct stream_params *p, uint32_t nframes,

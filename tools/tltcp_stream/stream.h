@@ -14,6 +14,10 @@
 
 #include <linux/tltcp.h>
 
+#include "cli.h"
+#include "clock.h"
+#include "tltcp_msg.h"
+
 #define MAX_GOP		64
 #define MAX_FRAMES	(1U << 20)
 #define MIN_FRAME_SIZE	64
@@ -102,14 +106,6 @@ static inline uint8_t payload_byte(uint32_t storage, uint32_t off)
 	return (uint8_t)(x >> 13);
 }
 void frame_fill(const struct frame *f, uint8_t *buf);
-
-uint64_t now_ns(void);
-
-/* The program's name, for messages; each program defines it. */
-extern const char *prog;
-
-/* Print "prog: message" to stderr and exit 1. */
-void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* Attach the tltcp ULP; on failure print why and exit 1. */
 void tltcp_attach(int fd);

@@ -39,8 +39,6 @@
 
 #define RBUF	(64 << 10)
 
-const char *prog = "tltcp_stream_recv";
-
 static void usage(FILE *out, int status)
 {
 	fprintf(out,
@@ -53,7 +51,7 @@ static void usage(FILE *out, int status)
 "  -o, --output FILE      write the report to FILE\n"
 "  -f, --frames FILE      one CSV line per frame to FILE\n"
 "  -v, --verbose          print every record on stderr\n",
-		prog);
+		cli_prog);
 	exit(status);
 }
 
@@ -105,16 +103,16 @@ static int listen_on(const char *addr, const char *port, int family)
 		hints.ai_flags |= AI_NUMERICHOST;
 	err = getaddrinfo(addr, port, &hints, &res);
 	if (err)
-		die("%s port %s: %s", addr ? addr : "*", port,
-		    gai_strerror(err));
+		cli_die("%s port %s: %s", addr ? addr : "*", port,
+			gai_strerror(err));
 	fd = socket(res->ai_family, res->ai_socktype, res->ai_protocol);
 	if (fd < 0)
-		die("socket: %s", strerror(errno));
+		cli_die("socket: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (res->ai_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 1))
-		die("listen on port %s: %s", port, strerror(errno));
+		cli_die("listen on port %s: %s", port, strerror(errno));
 	freeaddrinfo(res);
 	return fd;
 }
@@ -129,7 +127,7 @@ static bool wait_readable(int fd, double timeout_s)
 		ret = poll(&pfd, 1, timeout_s > 0 ? (int)(timeout_s * 1000) : -1);
 	} while (ret < 0 && errno == EINTR);
 	if (ret < 0)
-		die("poll: %s", strerror(errno));
+		cli_die("poll: %s", strerror(errno));
 	return ret > 0;
 }
 
@@ -141,7 +139,7 @@ static void record_error(struct recv_state *st, const char *fmt, ...)
 	va_list ap;
 
 	if (st->record_errors++ < 10) {
-		fprintf(stderr, "%s: bad record: ", prog);
+		fprintf(stderr, "%s: bad record: ", cli_prog);
 		va_start(ap, fmt);
 		vfprintf(stderr, fmt, ap);
 		va_end(ap);
@@ -157,28 +155,25 @@ static void start_schedule(struct recv_state *st, double buffer)
 
 	why = desc_parse(st->desc, st->desc_sec.data, &p, &n);
 	if (why)
-		die("stream descriptor: %s", why);
+		cli_die("stream descriptor: %s", why);
 	if (buffer > 0)
 		p.buffer = buffer;
 	if (schedule_build(&st->s, &p))
-		die("schedule: %s", strerror(errno));
+		cli_die("schedule: %s", strerror(errno));
 	/* The deadlines the sender used do not matter here, playout does. */
 	if (st->s.n != n)
-		die("stream descriptor: %u frames, but its schedule has %u", n,
-		    st->s.n);
+		cli_die("stream descriptor: %u frames, but its schedule has %u", n,
+			st->s.n);
 	st->sec = calloc(n, sizeof(*st->sec));
 	if (!st->sec)
-		die("out of memory");
+		cli_die("out of memory");
 	st->have_schedule = true;
 }
 
-/* One record: rec describes buf[0, ret). */
-static void take(struct recv_state *st, int type, const struct tl_record *r,
-		 const uint8_t *buf, uint32_t ret, uint64_t now, double buffer)
+/* The record follows the one before it in the stream and its section. */
+static void take_order(struct recv_state *st, const struct tl_record *r,
+		       uint32_t ret)
 {
-	struct section *sec;
-	uint32_t i;
-
 	st->records++;
 	if (r->len != ret)
 		record_error(st, "len %u but recvmsg returned %u", r->len, ret);
@@ -213,53 +208,85 @@ static void take(struct recv_state *st, int type, const struct tl_record *r,
 			     (unsigned long long)r->sec_len);
 	if (r->flags & TL_REC_SECTION_END || r->sec_off + r->len >= r->sec_len)
 		st->in_section = false;
+}
 
-	if (st->verbose)
-		fprintf(stderr, "%10.6f %s section %llu [%u, %u) of %llu%s\n",
-			st->t_first ? (now - st->t_first) / 1e9 : 0.0,
-			type == TL_GAP ? "GAP " : "DATA",
-			(unsigned long long)r->section, r->sec_off,
-			r->sec_off + r->len, (unsigned long long)r->sec_len,
-			r->flags & TL_REC_SECTION_END ? " end" : "");
+/* The stream's totals of data and gaps. */
+static void take_totals(struct recv_state *st, int type,
+			const struct tl_record *r, const uint8_t *buf,
+			uint32_t ret, uint64_t now)
+{
+	uint32_t i;
 
-	if (type == TL_GAP) {
-		st->gap_records++;
-		st->gap_bytes += ret;
-		if (!st->any_gap || st->last_gap_sec != r->section ||
-		    st->last_gap_end != r->stream_off)
-			st->gaps++;
-		st->any_gap = true;
-		st->last_gap_sec = r->section;
-		st->last_gap_end = r->stream_off + ret;
-		for (i = 0; i < ret; i++)
-			if (buf[i]) {
-				st->gap_not_zero++;
-				break;
-			}
-	} else {
+	if (type != TL_GAP) {
 		st->data_records++;
 		st->data_bytes += ret;
 		if (!st->t_first)
 			st->t_first = now;
-	}
-
-	if (r->section == 0) {
-		sec = &st->desc_sec;
-		if (type == TL_GAP)
-			die("stream descriptor lost (a gap in section 0): its "
-			    "deadline passed before it was sent");
-		if (r->sec_len > DESC_MAX || r->sec_off + ret > r->sec_len)
-			die("stream descriptor too long (%llu bytes)",
-			    (unsigned long long)r->sec_len);
-		memcpy(st->desc + r->sec_off, buf, ret);
-		sec->data += ret;
-		if (r->flags & TL_REC_SECTION_END)
-			start_schedule(st, buffer);
 		return;
 	}
+	st->gap_records++;
+	st->gap_bytes += ret;
+	if (!st->any_gap || st->last_gap_sec != r->section ||
+	    st->last_gap_end != r->stream_off)
+		st->gaps++;
+	st->any_gap = true;
+	st->last_gap_sec = r->section;
+	st->last_gap_end = r->stream_off + ret;
+	for (i = 0; i < ret; i++)
+		if (buf[i]) {
+			st->gap_not_zero++;
+			break;
+		}
+}
+
+/* Section 0: the stream's descriptor; its end starts the schedule. */
+static void take_descriptor(struct recv_state *st, int type,
+			    const struct tl_record *r, const uint8_t *buf,
+			    uint32_t ret, double buffer)
+{
+	if (type == TL_GAP)
+		cli_die("stream descriptor lost (a gap in section 0): its "
+			"deadline passed before it was sent");
+	if (r->sec_len > DESC_MAX || r->sec_off + ret > r->sec_len)
+		cli_die("stream descriptor too long (%llu bytes)",
+			(unsigned long long)r->sec_len);
+	memcpy(st->desc + r->sec_off, buf, ret);
+	st->desc_sec.data += ret;
+	if (r->flags & TL_REC_SECTION_END)
+		start_schedule(st, buffer);
+}
+
+/* A frame's data: its header kept, its payload checked. */
+static void take_data(struct recv_state *st, struct section *sec,
+		      const struct tl_record *r, const uint8_t *buf,
+		      uint32_t ret, uint64_t now)
+{
+	uint32_t i;
+
+	sec->data += ret;
+	sec->last_data_ns = now;
+	for (i = 0; i < ret; i++) {
+		uint32_t o = r->sec_off + i;
+
+		if (o < FRAME_HDR_LEN) {
+			sec->hdr[o] = buf[i];
+			sec->hdr_have++;
+		} else if (buf[i] != payload_byte(r->section - 1, o)) {
+			st->corrupt_bytes++;
+		}
+	}
+}
+
+/* Sections 1..n: the frames, by storage index + 1. */
+static void take_frame(struct recv_state *st, int type,
+		       const struct tl_record *r, const uint8_t *buf,
+		       uint32_t ret, uint64_t now)
+{
+	struct section *sec;
+
 	if (!st->have_schedule)
-		die("section %llu before the stream descriptor",
-		    (unsigned long long)r->section);
+		cli_die("section %llu before the stream descriptor",
+			(unsigned long long)r->section);
 	if (r->section > st->s.n) {
 		record_error(st, "section %llu: the stream has %u frames",
 			     (unsigned long long)r->section, st->s.n);
@@ -280,26 +307,33 @@ static void take(struct recv_state *st, int type, const struct tl_record *r,
 		return;
 	}
 	sec->next_off += ret;
-	if (type == TL_GAP) {
+	if (type == TL_GAP)
 		sec->gap += ret;
-	} else {
-		sec->data += ret;
-		sec->last_data_ns = now;
-		for (i = 0; i < ret; i++) {
-			uint32_t o = r->sec_off + i;
-
-			if (o < FRAME_HDR_LEN) {
-				sec->hdr[o] = buf[i];
-				sec->hdr_have++;
-			} else if (buf[i] != payload_byte(r->section - 1, o)) {
-				st->corrupt_bytes++;
-			}
-		}
-	}
+	else
+		take_data(st, sec, r, buf, ret, now);
 	if (sec->next_off == sec->len) {
 		sec->ended = true;
 		sec->done_ns = now;
 	}
+}
+
+/* One record: rec describes buf[0, ret). */
+static void take(struct recv_state *st, int type, const struct tl_record *r,
+		 const uint8_t *buf, uint32_t ret, uint64_t now, double buffer)
+{
+	take_order(st, r, ret);
+	if (st->verbose)
+		fprintf(stderr, "%10.6f %s section %llu [%u, %u) of %llu%s\n",
+			st->t_first ? (now - st->t_first) / 1e9 : 0.0,
+			type == TL_GAP ? "GAP " : "DATA",
+			(unsigned long long)r->section, r->sec_off,
+			r->sec_off + r->len, (unsigned long long)r->sec_len,
+			r->flags & TL_REC_SECTION_END ? " end" : "");
+	take_totals(st, type, r, buf, ret, now);
+	if (r->section == 0)
+		take_descriptor(st, type, r, buf, ret, buffer);
+	else
+		take_frame(st, type, r, buf, ret, now);
 }
 
 /* The header of a frame received with it matches the schedule. */
@@ -346,312 +380,424 @@ static void counts_json(FILE *out, const char *name, const struct counts *c,
 		(unsigned long long)c->gap, last ? "" : ",");
 }
 
-int main(int argc, char **argv)
+/* The receiver's options. */
+struct recv_opts {
+	int family;
+	bool json;
+	const char *bind_addr, *outname, *framesname;
+	double buffer, timeout;		/* s */
+};
+
+static const struct option lopts[] = {
+	{ "bind", required_argument, NULL, 'B' },
+	{ "buffer", required_argument, NULL, 'b' },
+	{ "timeout", required_argument, NULL, 'T' },
+	{ "json", no_argument, NULL, 'J' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "frames", required_argument, NULL, 'f' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static bool recv_opt(int c, const char *arg, struct recv_opts *ro)
 {
-	static const struct option lopts[] = {
-		{ "bind", required_argument, NULL, 'B' },
-		{ "buffer", required_argument, NULL, 'b' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "frames", required_argument, NULL, 'f' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int family = AF_INET, json = 0, c, lfd, fd, t;
-	const char *bind_addr = NULL, *outname = NULL, *framesname = NULL;
-	double buffer = 0, timeout = 60, min_slack = INFINITY;
-	struct recv_state st = { 0 };
-	struct counts cnt[FT_N + 1] = { 0 };
-	uint8_t *buf, *ok;
-	FILE *out = stdout, *fcsv = NULL;
-	struct tl_info ti;
-	socklen_t len;
-	bool consistent, errors;
-	uint32_t d;
+	switch (c) {
+	case '4':
+		ro->family = AF_INET;
+		return true;
+	case '6':
+		ro->family = AF_INET6;
+		return true;
+	case 'B':
+		ro->bind_addr = arg;
+		ro->family = AF_UNSPEC;
+		return true;
+	case 'b':
+		ro->buffer = strtod(arg, NULL);
+		if (!(ro->buffer > 0 && ro->buffer <= 600))
+			cli_die("bad buffer: %s", arg);
+		return true;
+	case 'T':
+		ro->timeout = strtod(arg, NULL);
+		if (!(ro->timeout >= 0))
+			cli_die("bad timeout: %s", arg);
+		return true;
+	case 'J':
+		ro->json = true;
+		return true;
+	case 'o':
+		ro->outname = arg;
+		return true;
+	case 'f':
+		ro->framesname = arg;
+		return true;
+	}
+	return false;
+}
+
+static void parse_args(int argc, char **argv, struct recv_opts *ro,
+		       struct recv_state *st)
+{
+	int c;
 
 	while ((c = getopt_long(argc, argv, "46B:b:T:Jo:f:vh", lopts,
 				NULL)) != -1) {
-		switch (c) {
-		case '4':
-			family = AF_INET;
-			break;
-		case '6':
-			family = AF_INET6;
-			break;
-		case 'B':
-			bind_addr = optarg;
-			family = AF_UNSPEC;
-			break;
-		case 'b':
-			buffer = strtod(optarg, NULL);
-			if (!(buffer > 0 && buffer <= 600))
-				die("bad buffer: %s", optarg);
-			break;
-		case 'T':
-			timeout = strtod(optarg, NULL);
-			if (!(timeout >= 0))
-				die("bad timeout: %s", optarg);
-			break;
-		case 'J':
-			json = 1;
-			break;
-		case 'o':
-			outname = optarg;
-			break;
-		case 'f':
-			framesname = optarg;
-			break;
-		case 'v':
-			st.verbose = 1;
-			break;
-		case 'h':
-			usage(stdout, 0);
-			break;
-		default:
-			usage(stderr, 2);
+		if (recv_opt(c, optarg, ro))
+			continue;
+		if (c == 'v') {
+			st->verbose = 1;
+			continue;
 		}
+		if (c == 'h')
+			usage(stdout, 0);
+		usage(stderr, 2);
 	}
 	if (argc - optind != 1)
 		usage(stderr, 2);
-	buf = malloc(RBUF);
-	if (!buf)
-		die("out of memory");
+}
 
-	lfd = listen_on(bind_addr, argv[optind], family);
-	if (!wait_readable(lfd, timeout))
-		die("no connection within %g s", timeout);
+/* The sender's connection, with tltcp attached. */
+static int accept_stream(const struct recv_opts *ro, const char *port)
+{
+	int lfd = listen_on(ro->bind_addr, port, ro->family), fd;
+
+	if (!wait_readable(lfd, ro->timeout))
+		cli_die("no connection within %g s", ro->timeout);
 	fd = accept(lfd, NULL, NULL);
 	if (fd < 0)
-		die("accept: %s", strerror(errno));
+		cli_die("accept: %s", strerror(errno));
 	close(lfd);
 	tltcp_attach(fd);
+	return fd;
+}
 
-	for (;;) {
-		union {
-			char buf[CMSG_SPACE(sizeof(struct tl_record)) * 2];
-			struct cmsghdr align;
-		} ctl;
-		struct iovec iov = { .iov_base = buf, .iov_len = RBUF };
-		struct msghdr msg = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
-		};
-		struct tl_record rec;
-		struct cmsghdr *cm;
-		int type = 0, n = 0;
-		ssize_t ret;
+/* One recvmsg(MSG_TL): its length (0 at the end, -1 to try again), and
+ * its one TL_DATA or TL_GAP record.
+ */
+static ssize_t read_record(int fd, uint8_t *buf, double timeout,
+			   struct tl_record *rec, int *type)
+{
+	union {
+		char buf[TL_RECORD_SPACE * 2];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = buf, .iov_len = RBUF };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	ssize_t ret;
+	int n;
 
-		if (!wait_readable(fd, timeout))
-			die("no data for %g s", timeout);
-		ret = recvmsg(fd, &msg, MSG_TL);
-		if (ret < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			die("recvmsg(MSG_TL): %s", strerror(errno));
-		}
-		if (!ret)
-			break;
-		if (msg.msg_flags & MSG_CTRUNC)
-			die("recvmsg(MSG_TL): control message truncated");
-		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-			if (cm->cmsg_level != SOL_TLTCP ||
-			    (cm->cmsg_type != TL_DATA && cm->cmsg_type != TL_GAP) ||
-			    cm->cmsg_len != CMSG_LEN(sizeof(rec)))
-				continue;
-			type = cm->cmsg_type;
-			memcpy(&rec, CMSG_DATA(cm), sizeof(rec));
-			n++;
-		}
-		if (n != 1)
-			die("recvmsg(MSG_TL) returned %zd bytes with %d TL_DATA/"
-			    "TL_GAP records (one expected)", ret, n);
-		take(&st, type, &rec, buf, ret, now_ns(), buffer);
+	if (!wait_readable(fd, timeout))
+		cli_die("no data for %g s", timeout);
+	ret = recvmsg(fd, &msg, MSG_TL);
+	if (ret < 0 && (errno == EINTR || errno == EAGAIN))
+		return -1;
+	if (ret < 0)
+		cli_die("recvmsg(MSG_TL): %s", strerror(errno));
+	if (!ret)
+		return 0;
+	if (msg.msg_flags & MSG_CTRUNC)
+		cli_die("recvmsg(MSG_TL): control message truncated");
+	n = tl_records(&msg, rec, type);
+	if (n != 1)
+		cli_die("recvmsg(MSG_TL) returned %zd bytes with %d TL_DATA/"
+			"TL_GAP records (one expected)", ret, n);
+	return ret;
+}
+
+/* The stream, record by record, until the sender closes. */
+static void receive(struct recv_state *st, int fd, uint8_t *buf,
+		    const struct recv_opts *ro)
+{
+	struct tl_record rec;
+	int type = 0;
+	ssize_t ret;
+
+	while ((ret = read_record(fd, buf, ro->timeout, &rec, &type))) {
+		if (ret > 0)
+			take(st, type, &rec, buf, ret, now_ns(), ro->buffer);
 	}
-	len = sizeof(ti);
-	memset(&ti, 0, sizeof(ti));
-	if (getsockopt(fd, SOL_TLTCP, TL_INFO, &ti, &len))
-		die("getsockopt TL_INFO: %s", strerror(errno));
-	close(fd);
-	if (!st.have_schedule)
-		die("the connection ended before the stream descriptor");
-	if (st.in_section)
-		record_error(&st, "the stream ended inside section %llu",
-			     (unsigned long long)st.cur);
+}
 
-	/* Playout.  A frame is displayable if it arrived whole by its
-	 * playout time and its references are displayable: I and P frames
-	 * first, in display order (a P frame's reference comes before it),
-	 * then B frames (their next reference comes after them).
-	 */
-	ok = calloc(st.s.n, 1);
+/*
+ * Playout.  A frame is displayable if it arrived whole by its playout
+ * time and its references are displayable: I and P frames first, in
+ * display order (a P frame's reference comes before it), then B frames
+ * (their next reference comes after them).
+ */
+static uint8_t *playout(const struct recv_state *st)
+{
+	uint8_t *ok = calloc(st->s.n, 1);
+	uint32_t d;
+	int t;
+
 	if (!ok)
-		die("out of memory");
+		cli_die("out of memory");
 	for (t = 0; t < 2; t++)
-		for (d = 0; d < st.s.n; d++) {
-			const struct frame *f = &st.s.f[d];
+		for (d = 0; d < st->s.n; d++) {
+			const struct frame *f = &st->s.f[d];
 
 			if ((f->type == FT_B) != t)
 				continue;
-			ok[d] = in_time(&st, f) &&
+			ok[d] = in_time(st, f) &&
 				(f->prev_ref == NO_REF || ok[f->prev_ref]) &&
 				(f->next_ref == NO_REF || ok[f->next_ref]);
 		}
-	if (framesname) {
-		fcsv = fopen(framesname, "w");
-		if (!fcsv)
-			die("%s: %s", framesname, strerror(errno));
-		fprintf(fcsv, "display,storage,type,size,data,gap,"
-			"arrival_ms,playout_ms,status,displayed\n");
+	return ok;
+}
+
+/* What became of the frames, per type and in all. */
+struct tally {
+	struct counts cnt[FT_N + 1];
+	double min_slack;		/* ms, of the frames that came whole */
+};
+
+/* A frame into its type's counts and the total. */
+static void count_frame(struct tally *ty, const struct recv_state *st,
+			const struct frame *f, bool whole, bool displayed)
+{
+	const struct section *sec = &st->sec[f->storage];
+	int tt;
+
+	for (tt = 0; tt < 2; tt++) {
+		struct counts *cc = &ty->cnt[tt ? FT_N : f->type];
+
+		cc->total++;
+		cc->bytes += f->size;
+		cc->data += sec->data;
+		cc->gap += sec->gap;
+		if (!sec->seen) {
+			cc->missing++;
+			cc->lost++;
+		} else if (whole) {
+			cc->whole++;
+			if (in_time(st, f))
+				cc->on_time++;
+			else
+				cc->late++;
+		} else if (sec->data) {
+			cc->partial++;
+		} else {
+			cc->lost++;
+		}
+		cc->displayed += displayed;
 	}
-	for (d = 0; d < st.s.n; d++) {
-		const struct frame *f = &st.s.f[d];
-		const struct section *sec = &st.sec[f->storage];
-		uint64_t playout = st.t_first +
+}
+
+/* --frames: one CSV line per frame. */
+static FILE *frames_open(const char *name)
+{
+	FILE *f;
+
+	if (!name)
+		return NULL;
+	f = fopen(name, "w");
+	if (!f)
+		cli_die("%s: %s", name, strerror(errno));
+	fprintf(f, "display,storage,type,size,data,gap,"
+		"arrival_ms,playout_ms,status,displayed\n");
+	return f;
+}
+
+static void frame_line(FILE *fcsv, const struct recv_state *st,
+		       const struct frame *f, uint32_t d, bool whole,
+		       bool displayed)
+{
+	const struct section *sec = &st->sec[f->storage];
+	const char *status = !sec->seen ? "not_received" :
+			     whole ? (in_time(st, f) ? "on_time" : "late") :
+			     sec->data ? "partial" : "lost";
+
+	fprintf(fcsv, "%u,%u,%s,%u,%u,%u,%.3f,%.3f,%s,%d\n", d, f->storage,
+		frame_type_name[f->type], f->size, sec->data, sec->gap,
+		sec->last_data_ns ? ((double)sec->last_data_ns -
+				     (double)st->t_first) / 1e6 : -1,
+		f->playout * 1e3, status, displayed);
+}
+
+/* Every frame: its header checked, counted, and on --frames's line. */
+static void tally_frames(struct tally *ty, struct recv_state *st,
+			 const uint8_t *ok, const char *framesname)
+{
+	FILE *fcsv = frames_open(framesname);
+	uint32_t d;
+
+	ty->min_slack = INFINITY;
+	for (d = 0; d < st->s.n; d++) {
+		const struct frame *f = &st->s.f[d];
+		const struct section *sec = &st->sec[f->storage];
+		uint64_t playout = st->t_first +
 				   (uint64_t)llround(f->playout * 1e9);
 		bool whole = sec->ended && sec->data == f->size;
-		const char *status;
-		int tt;
+		double slack;
 
-		check_header(&st, f->storage);
+		check_header(st, f->storage);
 		if (whole) {
-			double slack = ((double)playout -
-					(double)sec->last_data_ns) / 1e6;
-
-			if (slack < min_slack)
-				min_slack = slack;
+			slack = ((double)playout -
+				 (double)sec->last_data_ns) / 1e6;
+			if (slack < ty->min_slack)
+				ty->min_slack = slack;
 		}
-		status = !sec->seen ? "not_received" :
-			 whole ? (in_time(&st, f) ? "on_time" : "late") :
-			 sec->data ? "partial" : "lost";
-		for (tt = 0; tt < 2; tt++) {
-			struct counts *cc = &cnt[tt ? FT_N : f->type];
-
-			cc->total++;
-			cc->bytes += f->size;
-			cc->data += sec->data;
-			cc->gap += sec->gap;
-			if (!sec->seen) {
-				cc->missing++;
-				cc->lost++;
-			} else if (whole) {
-				cc->whole++;
-				if (in_time(&st, f))
-					cc->on_time++;
-				else
-					cc->late++;
-			} else if (sec->data) {
-				cc->partial++;
-			} else {
-				cc->lost++;
-			}
-			cc->displayed += ok[d];
-		}
+		count_frame(ty, st, f, whole, ok[d]);
 		if (fcsv)
-			fprintf(fcsv, "%u,%u,%s,%u,%u,%u,%.3f,%.3f,%s,%d\n", d,
-				f->storage, frame_type_name[f->type], f->size,
-				sec->data, sec->gap,
-				sec->last_data_ns ? ((double)sec->last_data_ns -
-						     (double)st.t_first) / 1e6 : -1,
-				f->playout * 1e3, status, ok[d]);
+			frame_line(fcsv, st, f, d, whole, ok[d]);
 	}
 	if (fcsv && fclose(fcsv))
-		die("%s: %s", framesname, strerror(errno));
-	consistent = ti.bytes_received == st.data_bytes &&
-		     ti.bytes_gap == st.gap_bytes &&
-		     ti.gaps_received == st.gaps &&
-		     ti.sections_received == st.sections;
+		cli_die("%s: %s", framesname, strerror(errno));
+}
 
-	if (outname) {
-		out = fopen(outname, "w");
+static void report_json(FILE *out, const struct recv_state *st,
+			const struct tally *ty, bool consistent,
+			const struct tl_info *ti)
+{
+	const struct counts *all = &ty->cnt[FT_N];
+	int t;
+
+	fprintf(out, "{\n  \"role\": \"receiver\",\n  \"stream\": ");
+	params_json(out, &st->s.p, st->s.n, "  ");
+	fprintf(out, ",\n  \"frames\": {\n");
+	for (t = 0; t <= FT_N; t++)
+		counts_json(out, t < FT_N ? frame_type_name[t] : "all",
+			    &ty->cnt[t], t == FT_N);
+	fprintf(out, "  },\n  \"quality\": %.4f,\n"
+		"  \"min_slack_ms\": %.3f,\n"
+		"  \"sections\": %llu,\n  \"records\": %llu,\n"
+		"  \"data_records\": %llu,\n  \"gap_records\": %llu,\n"
+		"  \"data_bytes\": %llu,\n  \"gaps\": %llu,\n"
+		"  \"gap_bytes\": %llu,\n  \"record_errors\": %llu,\n"
+		"  \"header_errors\": %llu,\n  \"corrupt_bytes\": %llu,\n"
+		"  \"gap_not_zero\": %llu,\n"
+		"  \"consistent_with_tl_info\": %s,\n  \"tl_info\": ",
+		all->total ? (double)all->displayed / all->total : 0.0,
+		isfinite(ty->min_slack) ? ty->min_slack : 0.0,
+		(unsigned long long)st->sections,
+		(unsigned long long)st->records,
+		(unsigned long long)st->data_records,
+		(unsigned long long)st->gap_records,
+		(unsigned long long)st->data_bytes,
+		(unsigned long long)st->gaps,
+		(unsigned long long)st->gap_bytes,
+		(unsigned long long)st->record_errors,
+		(unsigned long long)st->header_errors,
+		(unsigned long long)st->corrupt_bytes,
+		(unsigned long long)st->gap_not_zero,
+		consistent ? "true" : "false");
+	tl_info_json(out, ti, "  ");
+	fprintf(out, "\n}\n");
+}
+
+/* The table of frames by type, and the quality. */
+static void report_frames(FILE *out, const struct tally *ty)
+{
+	const struct counts *c, *all = &ty->cnt[FT_N];
+	int t;
+
+	fprintf(out, "  type  total  whole partial   lost   late "
+		"displayed\n");
+	for (t = 0; t <= FT_N; t++) {
+		c = &ty->cnt[t];
+		fprintf(out, "  %-4s %6llu %6llu %7llu %6llu %6llu %6llu "
+			"(%.1f %%)\n", t < FT_N ? frame_type_name[t] : "all",
+			(unsigned long long)c->total,
+			(unsigned long long)c->whole,
+			(unsigned long long)c->partial,
+			(unsigned long long)c->lost,
+			(unsigned long long)c->late,
+			(unsigned long long)c->displayed,
+			c->total ? 100.0 * c->displayed / c->total : 0.0);
+	}
+	fprintf(out, "  quality: %.1f %% of the frames displayed\n",
+		all->total ? 100.0 * all->displayed / all->total : 0.0);
+}
+
+static void report_text(FILE *out, const struct recv_state *st,
+			const struct tally *ty, bool consistent,
+			const struct tl_info *ti)
+{
+	fprintf(out, "received %u frames (%s at %g/s, playout buffer "
+		"%g s)\n", st->s.n, st->s.p.gop, st->s.p.fps, st->s.p.buffer);
+	report_frames(out, ty);
+	fprintf(out, "  gaps: %llu, %llu bytes; data: %llu bytes in "
+		"%llu sections\n", (unsigned long long)st->gaps,
+		(unsigned long long)st->gap_bytes,
+		(unsigned long long)st->data_bytes,
+		(unsigned long long)st->sections);
+	if (ty->cnt[FT_N].missing)
+		fprintf(out, "  %llu frames never arrived (the stream "
+			"ended early)\n",
+			(unsigned long long)ty->cnt[FT_N].missing);
+	if (st->record_errors || st->header_errors || st->corrupt_bytes ||
+	    st->gap_not_zero)
+		fprintf(out, "  ERRORS: %llu bad records, %llu bad frame "
+			"headers, %llu corrupt bytes, %llu gaps not "
+			"zero-filled\n",
+			(unsigned long long)st->record_errors,
+			(unsigned long long)st->header_errors,
+			(unsigned long long)st->corrupt_bytes,
+			(unsigned long long)st->gap_not_zero);
+	if (!consistent)
+		fprintf(out, "  TL_INFO disagrees with the records read\n");
+	tl_info_table(out, ti, true);
+}
+
+/* What TL_INFO counted is what the records said. */
+static bool consistent_with(const struct recv_state *st,
+			    const struct tl_info *ti)
+{
+	return ti->bytes_received == st->data_bytes &&
+	       ti->bytes_gap == st->gap_bytes &&
+	       ti->gaps_received == st->gaps &&
+	       ti->sections_received == st->sections;
+}
+
+int main(int argc, char **argv)
+{
+	struct recv_opts ro = { .family = AF_INET, .timeout = 60 };
+	struct recv_state st = { 0 };
+	struct tally ty = { 0 };
+	bool consistent, errors;
+	FILE *out = stdout;
+	struct tl_info ti;
+	uint8_t *buf, *ok;
+	int fd;
+
+	cli_prog = "tltcp_stream_recv";
+	parse_args(argc, argv, &ro, &st);
+	buf = malloc(RBUF);
+	if (!buf)
+		cli_die("out of memory");
+	fd = accept_stream(&ro, argv[optind]);
+	receive(&st, fd, buf, &ro);
+	if (tl_get_info(fd, &ti))
+		cli_die("getsockopt TL_INFO: %s", strerror(errno));
+	close(fd);
+	if (!st.have_schedule)
+		cli_die("the connection ended before the stream descriptor");
+	if (st.in_section)
+		record_error(&st, "the stream ended inside section %llu",
+			     (unsigned long long)st.cur);
+	ok = playout(&st);
+	tally_frames(&ty, &st, ok, ro.framesname);
+	consistent = consistent_with(&st, &ti);
+	if (ro.outname) {
+		out = fopen(ro.outname, "w");
 		if (!out)
-			die("%s: %s", outname, strerror(errno));
+			cli_die("%s: %s", ro.outname, strerror(errno));
 	}
-	if (json) {
-		fprintf(out, "{\n  \"role\": \"receiver\",\n  \"stream\": ");
-		params_json(out, &st.s.p, st.s.n, "  ");
-		fprintf(out, ",\n  \"frames\": {\n");
-		for (t = 0; t <= FT_N; t++)
-			counts_json(out, t < FT_N ? frame_type_name[t] : "all",
-				    &cnt[t], t == FT_N);
-		fprintf(out, "  },\n  \"quality\": %.4f,\n"
-			"  \"min_slack_ms\": %.3f,\n"
-			"  \"sections\": %llu,\n  \"records\": %llu,\n"
-			"  \"data_records\": %llu,\n  \"gap_records\": %llu,\n"
-			"  \"data_bytes\": %llu,\n  \"gaps\": %llu,\n"
-			"  \"gap_bytes\": %llu,\n  \"record_errors\": %llu,\n"
-			"  \"header_errors\": %llu,\n  \"corrupt_bytes\": %llu,\n"
-			"  \"gap_not_zero\": %llu,\n"
-			"  \"consistent_with_tl_info\": %s,\n  \"tl_info\": ",
-			cnt[FT_N].total ?
-			(double)cnt[FT_N].displayed / cnt[FT_N].total : 0.0,
-			isfinite(min_slack) ? min_slack : 0.0,
-			(unsigned long long)st.sections,
-			(unsigned long long)st.records,
-			(unsigned long long)st.data_records,
-			(unsigned long long)st.gap_records,
-			(unsigned long long)st.data_bytes,
-			(unsigned long long)st.gaps,
-			(unsigned long long)st.gap_bytes,
-			(unsigned long long)st.record_errors,
-			(unsigned long long)st.header_errors,
-			(unsigned long long)st.corrupt_bytes,
-			(unsigned long long)st.gap_not_zero,
-			consistent ? "true" : "false");
-		tl_info_json(out, &ti, "  ");
-		fprintf(out, "\n}\n");
-	} else {
-		fprintf(out, "received %u frames (%s at %g/s, playout buffer "
-			"%g s)\n", st.s.n, st.s.p.gop, st.s.p.fps,
-			st.s.p.buffer);
-		fprintf(out, "  type  total  whole partial   lost   late "
-			"displayed\n");
-		for (t = 0; t <= FT_N; t++)
-			fprintf(out, "  %-4s %6llu %6llu %7llu %6llu %6llu %6llu "
-				"(%.1f %%)\n",
-				t < FT_N ? frame_type_name[t] : "all",
-				(unsigned long long)cnt[t].total,
-				(unsigned long long)cnt[t].whole,
-				(unsigned long long)cnt[t].partial,
-				(unsigned long long)cnt[t].lost,
-				(unsigned long long)cnt[t].late,
-				(unsigned long long)cnt[t].displayed,
-				cnt[t].total ? 100.0 * cnt[t].displayed /
-				cnt[t].total : 0.0);
-		fprintf(out, "  quality: %.1f %% of the frames displayed\n",
-			cnt[FT_N].total ?
-			100.0 * cnt[FT_N].displayed / cnt[FT_N].total : 0.0);
-		fprintf(out, "  gaps: %llu, %llu bytes; data: %llu bytes in "
-			"%llu sections\n", (unsigned long long)st.gaps,
-			(unsigned long long)st.gap_bytes,
-			(unsigned long long)st.data_bytes,
-			(unsigned long long)st.sections);
-		if (cnt[FT_N].missing)
-			fprintf(out, "  %llu frames never arrived (the stream "
-				"ended early)\n",
-				(unsigned long long)cnt[FT_N].missing);
-		if (st.record_errors || st.header_errors || st.corrupt_bytes ||
-		    st.gap_not_zero)
-			fprintf(out, "  ERRORS: %llu bad records, %llu bad frame "
-				"headers, %llu corrupt bytes, %llu gaps not "
-				"zero-filled\n",
-				(unsigned long long)st.record_errors,
-				(unsigned long long)st.header_errors,
-				(unsigned long long)st.corrupt_bytes,
-				(unsigned long long)st.gap_not_zero);
-		if (!consistent)
-			fprintf(out, "  TL_INFO disagrees with the records "
-				"read\n");
-		tl_info_table(out, &ti, true);
-	}
+	if (ro.json)
+		report_json(out, &st, &ty, consistent, &ti);
+	else
+		report_text(out, &st, &ty, consistent, &ti);
 	if (out != stdout && fclose(out))
-		die("%s: %s", outname, strerror(errno));
+		cli_die("%s: %s", ro.outname, strerror(errno));
 	errors = st.record_errors || st.header_errors || st.corrupt_bytes ||
 		 st.gap_not_zero || !consistent;
 	if (errors)
 		fprintf(stderr, "%s: the stream differs from what was sent or "
-			"from TL_INFO (see the report)\n", prog);
+			"from TL_INFO (see the report)\n", cli_prog);
 	free(ok);
 	free(st.sec);
 	free(buf);

@@ -24,15 +24,13 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tltcp_msg.h"
 
 #ifndef SOCK_DCCP
 #define SOCK_DCCP	6
 #endif
 #ifndef SOL_DCCP
 #define SOL_DCCP	269
-#endif
-#ifndef TCP_ULP
-#define TCP_ULP		31
 #endif
 #ifndef SO_MAX_PACING_RATE
 #define SO_MAX_PACING_RATE	47
@@ -148,7 +146,7 @@ static int tune_after(int fd, const struct tsm_choice *ch,
 
 	if (ch->transport != TSM_TLTCP)
 		return 0;
-	if (setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tltcp", sizeof("tltcp")))
+	if (tl_attach(fd))
 		return tsm_err(err, errno, "TCP_ULP tltcp: %s%s",
 			       strerror(errno), errno == ENOENT ?
 			       " (modprobe tltcp)" : "");
@@ -278,30 +276,12 @@ int tsm_accept(int lfd, const struct tsm_choice *ch, struct tsm_error *err)
 	return fd;
 }
 
-static ssize_t send_section(int fd, const struct tsm_choice *ch,
-			    const void *buf, size_t len, int flags)
-{
-	char cbuf[CMSG_SPACE(sizeof(uint64_t))] = { 0 };
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	uint64_t dl = ch->deadline_ns;
-
-	cm->cmsg_level = SOL_TLTCP;
-	cm->cmsg_type = TL_DEADLINE;
-	cm->cmsg_len = CMSG_LEN(sizeof(dl));
-	memcpy(CMSG_DATA(cm), &dl, sizeof(dl));
-	return sendmsg(fd, &msg, MSG_TL | flags);
-}
-
 ssize_t tsm_send_once(int fd, const struct tsm_choice *ch, const void *buf,
 		      size_t len, int flags)
 {
 	if (ch->transport == TSM_TLTCP && ch->deadline_ns)
-		return send_section(fd, ch, buf, len, flags | MSG_NOSIGNAL);
+		return tl_send_section(fd, buf, len, ch->deadline_ns,
+				       flags | MSG_NOSIGNAL);
 	return send(fd, buf, len, flags | MSG_NOSIGNAL);
 }
 
@@ -315,7 +295,7 @@ ssize_t tsm_send(int fd, const struct tsm_choice *ch, const void *buf,
 	while (done < len) {
 		if (ch->transport == TSM_TLTCP && ch->deadline_ns)
 			/* One section: abandoned whole after its lifetime. */
-			n = send_section(fd, ch, buf, len, 0);
+			n = tl_send_section(fd, buf, len, ch->deadline_ns, 0);
 		else
 			n = send(fd, (const char *)buf + done, len - done,
 				 MSG_NOSIGNAL);

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include "internal.h"
+#include "tltcp_msg.h"
 
 #ifndef SOL_DCCP
 #define SOL_DCCP	269
@@ -54,8 +55,7 @@ static int tcp_stats(int fd, const struct tsm_choice *ch,
 	}
 	if (ch->transport != TSM_TLTCP)
 		return 0;
-	len = sizeof(tl);
-	if (getsockopt(fd, SOL_TLTCP, TL_INFO, &tl, &len))
+	if (tl_get_info(fd, &tl))
 		return tsm_err(err, errno, "TL_INFO: %s", strerror(errno));
 	st->deadline_misses = tl.sections_abandoned_unsent +
 			      tl.sections_abandoned_partial;

@@ -116,92 +116,101 @@ static void pref(const char *opt, const char *s, enum tsm_pref *p)
 {
 	if (tsm_parse_pref(s, p))
 		cli_usage_error("%s: '%s' is not require, prefer, noPreference, avoid or prohibit",
-			  opt, s);
+				opt, s);
+}
+
+/* A requirement (RFC 9622's names, and this tool's own). */
+static bool req_opt(int c, const char *arg, struct tsm_req *req)
+{
+	char *end;
+
+	switch (c) {
+	case O_REL:
+		if (tsm_parse_reliability(arg, &req->reliability))
+			cli_usage_error("--reliability: '%s' is not full, partial or none",
+					arg);
+		return true;
+	case O_BOUND:
+		pref("--preserveMsgBoundaries", arg,
+		     &req->preserve_msg_boundaries);
+		return true;
+	case O_ORDER:
+		pref("--preserveOrder", arg, &req->preserve_order);
+		return true;
+	case O_PERMSG:
+		pref("--perMsgReliability", arg, &req->per_msg_reliability);
+		return true;
+	case O_LIFE:
+		req->msg_lifetime_ms = cli_integer("--msgLifetime", arg);
+		return true;
+	case O_PROF:
+		if (tsm_parse_profile(arg, &req->profile))
+			cli_usage_error("--capacityProfile: unknown profile '%s'",
+					arg);
+		return true;
+	case O_WEIGHT:
+		errno = 0;
+		req->weight = strtod(arg, &end);
+		if (end == arg || *end || errno)
+			cli_usage_error("--weight: '%s' is not a number", arg);
+		return true;
+	case O_DELAY:
+		req->path_delay_ms = cli_integer("--path-delay", arg);
+		return true;
+	case O_MINR:
+		req->min_rate = rate("--min-rate", arg);
+		return true;
+	case O_MAXR:
+		req->max_rate = rate("--max-rate", arg);
+		return true;
+	}
+	return false;
+}
+
+/* The subcommands' own options. */
+static bool cmd_opt(int c, const char *arg, struct opts *o)
+{
+	switch (c) {
+	case O_POLICY:
+		o->policy = arg;
+		return true;
+	case O_ASSUME:
+		o->assume = arg;
+		return true;
+	case O_KV:
+		o->kv = true;
+		return true;
+	case 'n':
+		o->bytes = cli_integer("-n", arg);
+		if (o->bytes < 0)
+			cli_usage_error("-n: negative");
+		return true;
+	case 'l':
+		o->msg_len = cli_integer("-l", arg);
+		if (o->msg_len < 1 || o->msg_len > 65536)
+			cli_usage_error("-l: %ld outside 1..65536", o->msg_len);
+		return true;
+	case 'b':
+		o->bind = arg;
+		return true;
+	}
+	return false;
 }
 
 /* in_order: options stop at the first operand (run's PROGRAM ARGS). */
 static void parse(int argc, char **argv, struct opts *o, bool in_order)
 {
 	const char *optstring = in_order ? "+hn:l:b:" : "hn:l:b:";
-	char *end;
 	int c;
 
 	tsm_req_init(&o->req);
 	o->bytes = -1;
 	o->msg_len = 1000;
 	while ((c = getopt_long(argc, argv, optstring, longopts, NULL)) != -1) {
-		switch (c) {
-		case O_REL:
-			if (tsm_parse_reliability(optarg, &o->req.reliability))
-				cli_usage_error("--reliability: '%s' is not full, partial or none",
-					  optarg);
-			break;
-		case O_BOUND:
-			pref("--preserveMsgBoundaries", optarg,
-			     &o->req.preserve_msg_boundaries);
-			break;
-		case O_ORDER:
-			pref("--preserveOrder", optarg, &o->req.preserve_order);
-			break;
-		case O_PERMSG:
-			pref("--perMsgReliability", optarg,
-			     &o->req.per_msg_reliability);
-			break;
-		case O_LIFE:
-			o->req.msg_lifetime_ms = cli_integer("--msgLifetime",
-							 optarg);
-			break;
-		case O_PROF:
-			if (tsm_parse_profile(optarg, &o->req.profile))
-				cli_usage_error("--capacityProfile: unknown profile '%s'",
-					  optarg);
-			break;
-		case O_WEIGHT:
-			errno = 0;
-			o->req.weight = strtod(optarg, &end);
-			if (end == optarg || *end || errno)
-				cli_usage_error("--weight: '%s' is not a number",
-					  optarg);
-			break;
-		case O_DELAY:
-			o->req.path_delay_ms = cli_integer("--path-delay", optarg);
-			break;
-		case O_MINR:
-			o->req.min_rate = rate("--min-rate", optarg);
-			break;
-		case O_MAXR:
-			o->req.max_rate = rate("--max-rate", optarg);
-			break;
-		case O_POLICY:
-			o->policy = optarg;
-			break;
-		case O_ASSUME:
-			o->assume = optarg;
-			break;
-		case O_KV:
-			o->kv = true;
-			break;
-		case 'n':
-			o->bytes = cli_integer("-n", optarg);
-			if (o->bytes < 0)
-				cli_usage_error("-n: negative");
-			break;
-		case 'l':
-			o->msg_len = cli_integer("-l", optarg);
-			if (o->msg_len < 1 || o->msg_len > 65536)
-				cli_usage_error("-l: %ld outside 1..65536",
-					  o->msg_len);
-			break;
-		case 'b':
-			o->bind = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			exit(2);
-		}
+		if (req_opt(c, optarg, &o->req) || cmd_opt(c, optarg, o))
+			continue;
+		usage(c == 'h' ? stdout : stderr);
+		exit(c == 'h' ? 0 : 2);
 	}
 }
 
@@ -465,6 +474,7 @@ int main(int argc, char **argv)
 	struct tsm_choice ch;
 	const char *cmd;
 
+	cli_prog = "tsm";
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
