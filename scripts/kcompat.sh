@@ -49,4 +49,15 @@ probe KC_PROTO_SENDPAGE net/sock.h \
 probe KC_OPS_SENDPAGE_LOCKED linux/net.h \
 	'\(\*sendpage_locked\)\(struct sock \*sk' \
 	'\(\*read_skb\)\(struct sock \*sk, skb_read_actor_t recv_actor\);\s*\n\s*int\s+\(\*sendmsg_locked\)'
+# 6.2 (backported to 6.1.x): sk_page_frag() gives current->task_frag
+# whenever the socket's sk_use_task_frag allows it; before, only for
+# sleeping allocations.
+probe KC_SK_USE_TASK_FRAG net/sock.h \
+	'\n\s*bool\s+sk_use_task_frag;' \
+	'sk_page_frag\(struct sock \*sk\)\s*\{\s*if \(\(sk->sk_allocation'
+# 6.5: pages go to TCP by reference through sendmsg(MSG_SPLICE_PAGES);
+# before, through do_tcp_sendpages().
+probe KC_TCP_SPLICE_PAGES linux/skbuff.h \
+	'ssize_t skb_splice_from_iter\(struct sk_buff \*skb' \
+	'int skb_append_pagefrags\(struct sk_buff \*skb, struct page \*page,'
 echo

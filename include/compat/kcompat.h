@@ -33,4 +33,48 @@
 #define kc_iter_iov(i)	((i)->iov)
 #endif
 
+/*
+ * KC_SK_USE_TASK_FRAG: code that runs in softirq on a socket's behalf
+ * must not be given the interrupted task's page fragment.  Where the
+ * socket has sk_use_task_frag, clear it for that time (and restore the
+ * value returned); before it, a GFP_ATOMIC sk_allocation was enough.
+ */
+static inline bool kc_sk_use_task_frag(struct sock *sk, bool use)
+{
+#ifdef KC_SK_USE_TASK_FRAG
+	bool old = sk->sk_use_task_frag;
+
+	sk->sk_use_task_frag = use;
+	return old;
+#else
+	return use;
+#endif
+}
+
+/*
+ * KC_TCP_SPLICE_PAGES: give TCP @size bytes of @page from @offset by
+ * reference (the caller holds the socket lock and never writes the page
+ * again); MSG_MORE if more follows at once.  Since 6.5 through
+ * sendmsg(MSG_SPLICE_PAGES), before through do_tcp_sendpages().
+ */
+static inline int kc_tcp_send_page(struct sock *sk, struct page *page,
+				   int offset, size_t size, bool more)
+{
+	int flags = MSG_DONTWAIT | MSG_NOSIGNAL | MSG_NO_SHARED_FRAGS;
+#ifdef KC_TCP_SPLICE_PAGES
+	struct msghdr msg = {
+		.msg_flags = flags | MSG_SPLICE_PAGES | (more ? MSG_MORE : 0),
+	};
+	struct bio_vec bv;
+
+	bvec_set_page(&bv, page, size, offset);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bv, 1, size);
+	return tcp_sendmsg_locked(sk, &msg, size);
+#else
+	if (more)
+		flags |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
+	return do_tcp_sendpages(sk, page, offset, size, flags);
+#endif
+}
+
 #endif /* _KCOMPAT_H */

@@ -8,6 +8,7 @@
 #ifndef _NET_TLTCP_H
 #define _NET_TLTCP_H
 
+#include <linux/bvec.h>
 #include <linux/hrtimer.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -54,6 +55,18 @@ struct tltcp_wire_hdr {
 /* Sections waiting in one socket's queue. */
 #define TLTCP_MAX_QUEUED	65536U
 
+/* A section's bytes, in runs of pages (tltcp_buf.c). */
+struct tltcp_buf {
+	struct bio_vec		*bv;		/* NULL: none (freed) */
+	u32			nr;
+};
+
+/* A place in a tltcp_buf: run, offset in it. */
+struct tltcp_buf_pos {
+	u32			idx;
+	u32			off;
+};
+
 struct tltcp_section {
 	struct list_head	list;
 	u64			id;
@@ -63,14 +76,15 @@ struct tltcp_section {
 	u32			sent;		/* bytes handed to TCP */
 	u32			end_seq;	/* TCP sequence after them */
 	bool			expired;	/* deadline passed, rest abandoned */
-	u8			*data;		/* NULL once expired and not in use */
+	struct tltcp_buf	data;		/* freed once expired, not in use */
+	struct tltcp_buf_pos	pos;		/* of byte "sent" in data */
 };
 
 /* The record TCP has been promised but has not taken whole yet. */
 struct tltcp_tx_record {
 	struct tltcp_wire_hdr	hdr;
-	const u8		*payload;
-	struct tltcp_section	*sec;		/* owner of payload */
+	struct tltcp_section	*sec;		/* owner of the payload, if any */
+	struct tltcp_buf_pos	pos;		/* of its next byte for TCP */
 	u32			len;		/* header + payload */
 	u32			done;		/* bytes TCP took */
 };
@@ -114,8 +128,10 @@ struct tltcp_ctx {
 	u64			next_id;
 	u64			default_deadline;
 	u32			sndq_limit;	/* 0: sk_sndbuf */
-	u32			notsent;	/* 0: two MSS */
+	u32			notsent;	/* 0: autosized */
 	bool			fin_pending;	/* shutdown(SHUT_WR) waits */
+	bool			pushing;	/* in __tltcp_push() */
+	bool			push_again;	/* TCP freed space meanwhile */
 	struct tltcp_tx_record	txr;
 	u64			timer_at;	/* U64_MAX: not armed */
 	struct hrtimer		timer;		/* lifetime timer */
@@ -148,6 +164,15 @@ long tltcp_tx_close(struct sock *sk, struct tltcp_ctx *ctx, long timeout);
 void tltcp_shutdown(struct sock *sk, int how);
 void tltcp_update_obsolete(struct sock *sk, struct tltcp_ctx *ctx);
 u32 tltcp_notsent(const struct sock *sk, const struct tltcp_ctx *ctx);
+
+/* tltcp_buf.c */
+u32 tltcp_buf_alloc(struct tltcp_buf *b, u32 len, gfp_t gfp);
+void tltcp_buf_free(struct tltcp_buf *b);
+bool tltcp_buf_fill(struct tltcp_buf *b, struct iov_iter *from);
+void tltcp_buf_advance(const struct tltcp_buf *b, struct tltcp_buf_pos *pos,
+		       u32 n);
+int tltcp_buf_send(struct sock *sk, const struct tltcp_buf *b,
+		   struct tltcp_buf_pos *pos, u32 len, bool more);
 
 /* tltcp_rx.c */
 void tltcp_rx_init(struct tltcp_ctx *ctx);

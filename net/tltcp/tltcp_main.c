@@ -23,7 +23,8 @@
  *  - Sections wait in the module's own queue, charged to the socket's
  *    memory, and are handed to TCP in records (a 20-byte header and up to
  *    64 KB of payload) only as fast as TCP transmits them: TCP holds at
- *    most about two segments it has not sent (TL_NOTSENT).
+ *    most about a millisecond of sending it has not sent (TL_NOTSENT),
+ *    refilled from its ACK path.
  *  - One hrtimer per socket (the paper's lifetime timer) fires at the
  *    earliest deadline; the unsent part of every expired section is then
  *    abandoned and an ABANDON record tells the receiver its exact stream

@@ -4,12 +4,15 @@
  * records handed to TCP.
  *
  * Sections wait here, not in TCP's write queue.  tltcp_push() hands TCP
- * one record at a time, and only while TCP holds less than "notsent" bytes
- * it has not transmitted (write_seq - snd_nxt), so that what a deadline
- * cannot take back any more is about two segments beyond snd_nxt.  It
- * runs from sendmsg() and, in process context, from tx_work, which the
- * socket's write_space callback (TCP has freed acknowledged data) and the
- * lifetime timer queue.  Everything here runs under the socket lock.
+ * records only while TCP holds less than "notsent" bytes it has not
+ * transmitted (write_seq - snd_nxt): about a millisecond of sending, as
+ * TCP autosizes its TSO packets (tltcp_notsent()), so that what a
+ * deadline cannot take back any more is that much beyond snd_nxt, while
+ * TCP still builds full GSO packets.  It runs from sendmsg(), from the
+ * socket's write_space callback when TCP has freed acknowledged data (in
+ * the ACK's softirq, with atomic allocations: tltcp_write_space()), and
+ * from tx_work in process context, which the lifetime timer queues.
+ * Everything here runs under the socket lock (in softirq its spinlock).
  *
  * A record promised to TCP is always completed (ctx->txr): the receiver
  * parses the stream, so a header must be followed by exactly the bytes it
@@ -24,6 +27,9 @@
  * either refuses fails cleanly (ENOBUFS, or a wait while the socket's own
  * data drains) instead of being forced through.  A section is admitted
  * whole, so it may overshoot by its size, which tltcp_max_section() bounds.
+ * Its bytes are copied once, into pages (tltcp_buf.c) that TCP is later
+ * given references to; until the section leaves the queue they count
+ * twice, in the queue and in TCP's write queue.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -38,6 +44,8 @@
 #include "tltcp.h"
 
 #define TLTCP_NO_DEADLINE	U64_MAX
+/* When TCP refused memory with nothing of its own in flight: retry. */
+#define TLTCP_RETRY_NS		(20 * NSEC_PER_MSEC)
 /* What a struct tltcp_section costs: its kmalloc bucket. */
 #define TLTCP_SECTION_MEM	kmalloc_size_roundup(sizeof(struct tltcp_section))
 
@@ -46,11 +54,23 @@ static u64 tltcp_now(void)
 	return ktime_get_ns();
 }
 
+/* How much TCP may hold that it has not sent: TL_NOTSENT, or else about
+ * a millisecond of sending, as TCP sizes its own TSO packets (the pacing
+ * rate, which TCP keeps at 1.2-2 times cwnd / srtt when the congestion
+ * control does not set it, >> sk_pacing_shift), so that TCP can build
+ * full GSO packets at any speed; at least two segments, and at most two
+ * of the largest records, which the refill on every ACK keeps ahead of
+ * the link even at rates where that is less than a millisecond.
+ */
 u32 tltcp_notsent(const struct sock *sk, const struct tltcp_ctx *ctx)
 {
+	u32 lo = max_t(u32, 2 * tcp_sk(sk)->mss_cache, TL_MIN_NOTSENT);
+	u64 ms;
+
 	if (ctx->notsent)
 		return ctx->notsent;
-	return max_t(u32, 2 * tcp_sk(sk)->mss_cache, TL_MIN_NOTSENT);
+	ms = READ_ONCE(sk->sk_pacing_rate) >> READ_ONCE(sk->sk_pacing_shift);
+	return clamp_t(u64, ms, lo, max(lo, 2 * TLTCP_MAX_RECORD));
 }
 
 /* The queue's limit: TL_SNDQ_LIMIT, else SO_SNDBUF (which TCP autotunes).
@@ -146,10 +166,9 @@ static void tltcp_uncharge(struct sock *sk, struct tltcp_ctx *ctx, u32 mem)
 static void tltcp_free_data(struct sock *sk, struct tltcp_ctx *ctx,
 			    struct tltcp_section *sec)
 {
-	if (!sec->data)
+	if (!sec->data.bv)
 		return;
-	kvfree(sec->data);
-	sec->data = NULL;
+	tltcp_buf_free(&sec->data);
 	tltcp_uncharge(sk, ctx, sec->mem);
 }
 
@@ -256,60 +275,72 @@ static void tltcp_set_record(struct tltcp_ctx *ctx, u8 type,
 	r->hdr.section = cpu_to_be32((u32)sec->id);
 	r->hdr.sec_off = cpu_to_be32(sec->sent);
 	r->hdr.sec_len = cpu_to_be32(sec->len);
-	r->payload = payload ? sec->data + sec->sent : NULL;
 	r->sec = payload ? sec : NULL;
+	r->pos = sec->pos;
 	r->len = TLTCP_HDR_LEN + payload;
 	r->done = 0;
 }
 
-/* tcp_sendmsg_locked(), with two things of ours put aside for the call.
+/* Around a call into TCP's send path, two things of ours are put aside.
  * TCP takes data only while sk_wmem_queued is below sk_sndbuf: our queue,
  * counted there too, is what TCP is being given, so it is hidden.  sk_err
  * on a live connection is a soft error (ICMP with IP_RECVERR) that belongs
  * to the application; TCP would fail the call and consume it.  Both are
- * stable: only the lock owner changes them (tcp_sendmsg_locked() may run
- * the backlog, which changes them in our context, hence the checks).
+ * stable: only the lock owner changes them (TCP may run the backlog,
+ * which changes them in our context, hence the checks).
  */
-static int tltcp_tcp_sendmsg(struct sock *sk, struct tltcp_ctx *ctx,
-			     struct msghdr *msg, size_t len)
+static int tltcp_tcp_enter(struct sock *sk, struct tltcp_ctx *ctx)
 {
-	int err = sk->sk_err, ret;
+	int err = sk->sk_err;
 
 	WRITE_ONCE(sk->sk_err, 0);
 	sk_wmem_queued_add(sk, -(int)ctx->queued_mem);
-	ret = tcp_sendmsg_locked(sk, msg, len);
+	return err;
+}
+
+static void tltcp_tcp_leave(struct sock *sk, struct tltcp_ctx *ctx, int err)
+{
 	sk_wmem_queued_add(sk, ctx->queued_mem);
 	if (err && !sk->sk_err)
 		WRITE_ONCE(sk->sk_err, err);
-	return ret;
 }
 
-/* Hand TCP what it has not taken of the current record; true when the
+/* The rest of the record's header, copied; MSG_MORE if payload follows. */
+static int tltcp_send_hdr(struct sock *sk, struct tltcp_tx_record *r)
+{
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
+	struct kvec iov = {
+		.iov_base = (u8 *)&r->hdr + r->done,
+		.iov_len = TLTCP_HDR_LEN - r->done,
+	};
+
+	if (r->sec)
+		msg.msg_flags |= MSG_MORE;
+	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &iov, 1, iov.iov_len);
+	return tcp_sendmsg_locked(sk, &msg, iov.iov_len);
+}
+
+/* Hand TCP what it has not taken of the current record: the header by
+ * copy, the payload by reference to the section's pages.  True when the
  * record is complete.
  */
 static bool tltcp_send_record(struct sock *sk, struct tltcp_ctx *ctx)
 {
-	struct msghdr msg = { .msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL };
 	struct tltcp_tx_record *r = &ctx->txr;
-	u32 off = r->done, left = r->len - r->done;
-	struct kvec iov[2];
-	int n = 0, ret;
+	int err = tltcp_tcp_enter(sk, ctx), ret = 0;
 
-	if (off < TLTCP_HDR_LEN) {
-		iov[n].iov_base = (u8 *)&r->hdr + off;
-		iov[n++].iov_len = TLTCP_HDR_LEN - off;
-		off = 0;
-	} else {
-		off -= TLTCP_HDR_LEN;
+	if (r->done < TLTCP_HDR_LEN) {
+		ret = tltcp_send_hdr(sk, r);
+		if (ret > 0)
+			r->done += ret;
 	}
-	if (r->payload) {
-		iov[n].iov_base = (void *)(r->payload + off);
-		iov[n++].iov_len = r->len - TLTCP_HDR_LEN - off;
+	if (r->done >= TLTCP_HDR_LEN && r->done < r->len) {
+		ret = tltcp_buf_send(sk, &r->sec->data, &r->pos,
+				     r->len - r->done, false);
+		if (ret > 0)
+			r->done += ret;
 	}
-	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, iov, n, left);
-	ret = tltcp_tcp_sendmsg(sk, ctx, &msg, left);
-	if (ret > 0)
-		r->done += ret;
+	tltcp_tcp_leave(sk, ctx, err);
 	if (r->done < r->len)
 		return false;
 
@@ -321,7 +352,6 @@ static bool tltcp_send_record(struct sock *sk, struct tltcp_ctx *ctx)
 		if (sec->expired)
 			tltcp_free_data(sk, ctx, sec);
 	}
-	r->payload = NULL;
 	r->len = 0;
 	return true;
 }
@@ -333,7 +363,6 @@ static void tltcp_purge(struct sock *sk, struct tltcp_ctx *ctx)
 
 	ctx->txr.len = 0;
 	ctx->txr.sec = NULL;
-	ctx->txr.payload = NULL;
 	list_for_each_entry_safe(sec, tmp, &ctx->sendq, list) {
 		if (sec->sent == sec->len)
 			ctx->info.sections_completed++;
@@ -344,29 +373,33 @@ static void tltcp_purge(struct sock *sk, struct tltcp_ctx *ctx)
 	tltcp_arm_timer(ctx, TLTCP_NO_DEADLINE);
 }
 
-/* Feed TCP from the queue.  @all: ignore the notsent limit (close). */
-static void __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, bool all)
+enum {
+	TLTCP_PUSH_ALL		= BIT(0),	/* no notsent limit (close) */
+	TLTCP_PUSH_ATOMIC	= BIT(1),	/* softirq: no FIN from here */
+};
+
+/* Hand TCP records from the queue while it holds less than the notsent
+ * limit; true if TCP refused (part of) a record.  Refilling starts only
+ * once TCP holds at most half the limit, so that records are large: at
+ * speed each is then up to a GSO packet, and the receiver parses a
+ * header per 32-64 KB instead of per two segments.
+ */
+static bool tltcp_feed(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 {
+	u32 limit = mode & TLTCP_PUSH_ALL ? U32_MAX : tltcp_notsent(sk, ctx);
 	const struct tcp_sock *tp = tcp_sk(sk);
-	u32 mem = ctx->queued_mem;
+	bool refill = tp->write_seq - tp->snd_nxt <= limit / 2;
 	struct tltcp_section *sec;
 
-	if (tltcp_tx_dead(sk)) {
-		if (tltcp_tx_pending(ctx))
-			tltcp_purge(sk, ctx);
-		ctx->fin_pending = false;
-		goto wake;
-	}
-	tltcp_expire(sk, ctx);
 	for (;;) {
-		u32 limit, unsent, n;
+		u32 unsent, n;
 
 		if (ctx->txr.len && !tltcp_send_record(sk, ctx))
-			break;
+			return true;
 		sec = list_first_entry_or_null(&ctx->sendq,
 					       struct tltcp_section, list);
 		if (!sec)
-			break;
+			return false;
 		if (sec->expired) {
 			tltcp_set_record(ctx, TLTCP_REC_ABANDON, sec,
 					 sec->len - sec->sent, 0);
@@ -378,10 +411,10 @@ static void __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, bool all)
 			tltcp_dequeue(sk, ctx, sec);
 			continue;
 		}
-		limit = all ? U32_MAX : tltcp_notsent(sk, ctx);
 		unsent = tp->write_seq - tp->snd_nxt;
-		if (unsent >= limit || limit - unsent <= TLTCP_HDR_LEN)
-			break;
+		if (!refill || unsent >= limit ||
+		    limit - unsent <= TLTCP_HDR_LEN)
+			return false;
 		n = min3(sec->len - sec->sent, limit - unsent - TLTCP_HDR_LEN,
 			 TLTCP_MAX_RECORD);
 		tltcp_set_record(ctx, TLTCP_REC_DATA, sec, n, n);
@@ -390,15 +423,66 @@ static void __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, bool all)
 		 */
 		sec->end_seq = tp->write_seq + ctx->txr.len;
 		sec->sent += n;
+		tltcp_buf_advance(&sec->data, &sec->pos, n);
 		ctx->info.bytes_sent += n;
 		ctx->info.bytes_queued -= n;
 	}
+}
+
+/* TCP holds nothing that an ACK would free (and so call write_space). */
+static bool tltcp_tcp_idle(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	return !tp->packets_out && tp->write_seq == tp->snd_nxt;
+}
+
+/* Feed TCP from the queue, then send the FIN shutdown() left waiting.
+ * Under the socket lock: its owner's (process context), or softirq's
+ * (TLTCP_PUSH_ATOMIC, see tltcp_write_space()).  Returns true if work
+ * is left for process context.
+ */
+static bool __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, int mode)
+{
+	u32 mem = ctx->queued_mem;
+	bool refused, defer = false;
+
+	if (tltcp_tx_dead(sk)) {
+		if (tltcp_tx_pending(ctx))
+			tltcp_purge(sk, ctx);
+		ctx->fin_pending = false;
+		goto wake;
+	}
+	tltcp_expire(sk, ctx);
+	/* TCP may free space while it refuses us (it can run its backlog
+	 * meanwhile): then try once more.
+	 */
+	ctx->pushing = true;
+	ctx->push_again = false;
+	refused = tltcp_feed(sk, ctx, mode);
+	if (refused && ctx->push_again)
+		refused = tltcp_feed(sk, ctx, mode);
+	ctx->pushing = false;
 	tltcp_update_obsolete(sk, ctx);
 
 	if (tltcp_tx_pending(ctx)) {
-		/* Have TCP call write_space when it frees acknowledged data. */
+		/* Have TCP call write_space when it frees acknowledged data.
+		 * If it refused with nothing of its own to free (no memory),
+		 * try again later: from process context, then on a timer.
+		 */
 		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		if (refused && tltcp_tcp_idle(sk)) {
+			if (mode & TLTCP_PUSH_ATOMIC)
+				defer = true;
+			else
+				tltcp_arm_timer(ctx, min(ctx->timer_at,
+							 tltcp_now() +
+							 TLTCP_RETRY_NS));
+		}
 	} else if (ctx->fin_pending) {
+		/* tcp_send_fin() may need an skb it cannot fail to get */
+		if (mode & TLTCP_PUSH_ATOMIC)
+			return true;
 		ctx->fin_pending = false;
 		WRITE_ONCE(sk->sk_shutdown, sk->sk_shutdown | SEND_SHUTDOWN);
 		ctx->sk_proto->shutdown(sk, SEND_SHUTDOWN);
@@ -406,11 +490,12 @@ static void __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, bool all)
 wake:
 	if (ctx->queued_mem < mem && tltcp_sndq_has_room(sk, ctx))
 		tltcp_wake_writers(sk);
+	return defer;
 }
 
 void tltcp_push(struct sock *sk, struct tltcp_ctx *ctx)
 {
-	__tltcp_push(sk, ctx, false);
+	__tltcp_push(sk, ctx, 0);
 }
 
 static void tltcp_tx_work(struct work_struct *work)
@@ -433,7 +518,32 @@ static enum hrtimer_restart tltcp_timer_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-/* TCP freed acknowledged data (softirq, or the lock owner's backlog). */
+/* Refill TCP from its ACK path.  In softirq the socket is not owned by
+ * a user (else the ACK would wait in the backlog): its spinlock makes us
+ * the owner, as for TCP's own transmit there; allocations must not sleep
+ * (kTLS's device offload pushes its records the same way).
+ */
+static void tltcp_push_atomic(struct sock *sk, struct tltcp_ctx *ctx)
+{
+	gfp_t gfp = sk->sk_allocation;
+	bool task_frag, defer;
+
+	sk->sk_allocation = GFP_ATOMIC;
+	/* TCP copies into a page fragment: the socket's, not the task's
+	 * this softirq interrupted
+	 */
+	task_frag = kc_sk_use_task_frag(sk, false);
+	defer = __tltcp_push(sk, ctx, TLTCP_PUSH_ATOMIC);
+	kc_sk_use_task_frag(sk, task_frag);
+	sk->sk_allocation = gfp;
+	if (defer)
+		schedule_work(&ctx->tx_work);
+}
+
+/* TCP freed acknowledged data: in softirq, from the lock owner's backlog
+ * (possibly inside our own tcp_sendmsg_locked() call, which may flush
+ * it), or from a setsockopt() under the lock.
+ */
 void tltcp_write_space(struct sock *sk)
 {
 	struct tltcp_ctx *ctx = tltcp_get_ctx(sk);
@@ -449,11 +559,17 @@ void tltcp_write_space(struct sock *sk)
 		}
 		return;
 	}
-	if ((tltcp_tx_pending(ctx) || ctx->fin_pending) &&
-	    !test_bit(TLTCP_CLOSING, &ctx->flags))
-		schedule_work(&ctx->tx_work);
-	else
+	if (!(tltcp_tx_pending(ctx) || ctx->fin_pending) ||
+	    test_bit(TLTCP_CLOSING, &ctx->flags)) {
 		ctx->saved_write_space(sk);
+		return;
+	}
+	if (ctx->pushing)
+		ctx->push_again = true;
+	else if (in_task())
+		tltcp_push(sk, ctx);
+	else
+		tltcp_push_atomic(sk, ctx);
 }
 
 void tltcp_tx_init(struct sock *sk, struct tltcp_ctx *ctx)
@@ -527,7 +643,7 @@ static bool tltcp_mem_schedule(struct sock *sk, int size)
 	return __sk_mem_schedule(sk, size, SK_MEM_RECV);
 }
 
-/* A section of @len bytes with its data, charged and counted, or NULL.
+/* A section of @len bytes with its pages, charged and counted, or NULL.
  * Memory is charged to the memory cgroup exactly once: as socket memory
  * when the socket belongs to one (cgroup v2), else as kernel memory.
  * __GFP_RETRY_MAYFAIL: a failure, not the OOM killer.
@@ -545,11 +661,9 @@ static struct tltcp_section *tltcp_alloc_section(struct sock *sk,
 	sec = kzalloc(sizeof(*sec), gfp);
 	if (!sec)
 		return NULL;
-	sec->data = kvmalloc(len, gfp);
-	if (!sec->data)
+	sec->mem = tltcp_buf_alloc(&sec->data, len, gfp);
+	if (!sec->mem)
 		goto free;
-	sec->mem = is_vmalloc_addr(sec->data) ? PAGE_ALIGN(len) :
-		   kmalloc_size_roundup(len);
 	mem = TLTCP_SECTION_MEM + sec->mem;
 	if (!tltcp_mem_schedule(sk, mem))
 		goto free;
@@ -557,7 +671,7 @@ static struct tltcp_section *tltcp_alloc_section(struct sock *sk,
 	sec->len = len;
 	return sec;
 free:
-	kvfree(sec->data);
+	tltcp_buf_free(&sec->data);
 	kfree(sec);
 	return NULL;
 }
@@ -611,7 +725,7 @@ static int tltcp_queue_section(struct sock *sk, struct tltcp_ctx *ctx,
 		if (err)
 			return err;
 	}
-	if (!copy_from_iter_full(sec->data, len, &msg->msg_iter)) {
+	if (!tltcp_buf_fill(&sec->data, &msg->msg_iter)) {
 		tltcp_free_section(sk, ctx, sec);
 		return -EFAULT;
 	}
@@ -848,7 +962,7 @@ static void tltcp_hand_over(struct sock *sk, struct tltcp_ctx *ctx)
 	ctx->timer_at = 0;
 	WRITE_ONCE(sk->sk_sndbuf, INT_MAX);
 	WRITE_ONCE(tcp_sk(sk)->notsent_lowat, U32_MAX);
-	__tltcp_push(sk, ctx, true);
+	__tltcp_push(sk, ctx, TLTCP_PUSH_ALL);
 }
 
 /* close(): the timer and the work are stopped and the socket is locked.

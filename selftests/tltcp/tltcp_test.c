@@ -3854,4 +3854,110 @@ TL_TEST(section_larger_than_queue_limit)
 	rx_free(&rx);
 }
 
+/*
+ * Stream for @secs seconds from the fixture's sender (a child writes);
+ * over the second half, read TL_NOTSENT every 50 ms: *notsent is the
+ * median, *rate the bytes per second the receiver got meanwhile.
+ */
+static void stream_notsent(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(tltcp) *self, unsigned int secs,
+			   __u32 *notsent, double *rate)
+{
+	const size_t bufsz = 65536;
+	__u64 t0, half, end, got = 0, next;
+	__u8 *buf = malloc(bufsz);
+	__u32 v[256];
+	socklen_t len;
+	int n = 0, i, k;
+	struct job *j;
+	ssize_t ret;
+	pid_t pid;
+
+	ASSERT_NE(NULL, buf);
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	j->fd = self->snd;
+	j->len = 1ULL << 40;
+	pid = spawn(child_stream, j);
+	ASSERT_LT(0, pid);
+	set_timeouts(self->rcv, 1000);
+	t0 = now_ns();
+	half = t0 + SEC(secs) / 2;
+	end = t0 + SEC(secs);
+	next = half;
+	while (now_ns() < end) {
+		ret = recv(self->rcv, buf, bufsz, 0);
+		ASSERT_LT(0, ret) TH_LOG("recv: %s", strerror(errno));
+		if (now_ns() >= half)
+			got += ret;
+		if (now_ns() >= next && n < 256) {
+			len = sizeof(v[n]);
+			ASSERT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_NOTSENT,
+						&v[n], &len));
+			n++;
+			next += MSEC(50);
+		}
+	}
+	kill(pid, SIGKILL);
+	reap(pid);
+	ASSERT_LT(0, n);
+	/* the median, by insertion sort */
+	for (i = 1; i < n; i++)
+		for (k = i; k > 0 && v[k - 1] > v[k]; k--) {
+			__u32 t = v[k];
+
+			v[k] = v[k - 1];
+			v[k - 1] = t;
+		}
+	*notsent = v[n / 2];
+	*rate = got * 1e9 / (end - half);
+	free(buf);
+	munmap(j, sizeof(*j));
+}
+
+/* A millisecond of @rate bytes/s times @f, clamped as the module clamps. */
+static __u32 ms_of(double rate, double f, __u32 mss)
+{
+	double lo = 2.0 * mss > 1024 ? 2.0 * mss : 1024, hi = 131072;
+	double b = rate / 1000 * f;
+
+	if (hi < lo)
+		hi = lo;
+	return b < lo ? lo : b > hi ? hi : b;
+}
+
+/*
+ * The feed TCP gets is autosized: about a millisecond of sending at the
+ * connection's rate (TCP's pacing rate, 1.2 to 2 times what cwnd / srtt
+ * allows), at least two segments, at most 128 KiB.  Across lo with a
+ * 1500-byte MTU, unshaped and then at 1.5 Mbit/s, TL_NOTSENT in the
+ * second half of a transfer lies between half and four milliseconds of
+ * the rate the receiver measured (each clamped alike): it grows with the
+ * rate, and at 1.5 Mbit/s it is two segments.
+ */
+TL_TEST(notsent_follows_rate)
+{
+	static const unsigned int bps[] = { 0, 1500000 };
+	int mss, i;
+	socklen_t len;
+	double rate;
+	__u32 v;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, system("ip link set dev lo mtu 1500"));
+	for (i = 0; i < 2; i++) {
+		if (bps[i])
+			shape_lo(_metadata, bps[i]);
+		reopen(_metadata, self, variant, &default_opts);
+		len = sizeof(mss);
+		ASSERT_EQ(0, getsockopt(self->snd, IPPROTO_TCP, TCP_MAXSEG,
+					&mss, &len));
+		stream_notsent(_metadata, self, bps[i] ? 6 : 4, &v, &rate);
+		TH_LOG("%s: %.1f Mbit/s, TL_NOTSENT %u (MSS %d)",
+		       bps[i] ? "1.5 Mbit/s" : "unshaped", rate * 8e-6, v, mss);
+		EXPECT_LE(ms_of(rate, 0.5, mss), v);
+		EXPECT_GE(ms_of(rate, 4, mss), v);
+	}
+}
+
 TEST_HARNESS_MAIN
