@@ -6,6 +6,7 @@ it on PYTHONPATH), e.g. python3 -m lab.experiment list.
 
   topology/     network-namespace topologies (dumbbell, collapse)
   tools/        one module per external tool: runs it, parses its output
+  transports.py what differs between transports, in one table
   metrics.py    the papers' metrics, each defined once
   measure.py    numbers from the tools' output, for the shell selftests
   experiment/   experiments: a TOML file in experiments/ in, a report out
@@ -14,3 +15,8 @@ it on PYTHONPATH), e.g. python3 -m lab.experiment list.
   tap_summary.py  make check's closing count
   tests/        the unit tests (make unit)
 """
+
+import os
+
+# The repository's top directory.
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -21,7 +21,7 @@ topo_up dumbbell --rate "${rate}bit" --delay "${delay}ms" --queue bdp
 rtt_conf=$(awk -v d="$delay" 'BEGIN { print 2 * d / 1000 }')
 rtt4=$(ping_rtt s1 "$IP4_d1")
 rtt6=$(ping_rtt s1 "$IP6_d1")
-( while :; do nsx r1 tc -s qdisc show dev to-r2; sleep 0.1; done ) \
+( while :; do nsx r1 tc -s -j qdisc show dev to-r2; sleep 0.1; done ) \
 	> "$TMPD/q" 2>/dev/null &
 sampler=$!
 gp=$(iperf_tcp s1 d1 "$secs" 2 -C "$cc")

@@ -9,13 +9,19 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
 import unittest
 from unittest import mock
 
-import lab.experiment as E
+from lab import metrics
+from lab.experiment import __main__ as cli
+from lab.experiment import analysis, captures, plots, schedule
+from lab.experiment import spec as S
+from lab.experiment import report as R
+from lab.tools import flowgen, ss, tcp_probe, tcpdump
 
 SPEC = """
 title = "t"
@@ -66,7 +72,7 @@ class Load(unittest.TestCase):
         self.path = write(self.d, "t.toml", SPEC)
 
     def test_expansion(self):
-        e = E.load(self.path)
+        e = S.load(self.path)
         self.assertEqual([r["name"] for r in e["runs"]],
                          ["a-1", "a-2", "free"])
         a2 = e["runs"][1]
@@ -80,7 +86,7 @@ class Load(unittest.TestCase):
         self.assertEqual(a2["topology"]["rate"], "1mbit")
 
     def test_short(self):
-        e = E.load(self.path, short=True)
+        e = S.load(self.path, short=True)
         self.assertEqual([r["name"] for r in e["runs"]], ["a-1"])
         self.assertEqual(e["runs"][0]["duration"], 10.0)
         self.assertEqual(e["runs"][0]["flows"][0]["stop"], 10.0)
@@ -98,21 +104,21 @@ class Load(unittest.TestCase):
         }
         for why, text in bad.items():
             with self.subTest(why):
-                self.assertRaises(E.SpecError, E.load,
+                self.assertRaises(S.SpecError, S.load,
                                   write(self.d, "b.toml", text))
-        self.assertRaises(E.SpecError, E.load, "/nonexistent/x.toml")
+        self.assertRaises(S.SpecError, S.load, "/nonexistent/x.toml")
 
     def test_batches_keep_module_settings_apart(self):
-        e = E.load(self.path)
-        order = [[r["name"] for r in b] for b in E._batches(e)]
+        e = S.load(self.path)
+        order = [[r["name"] for r in b] for b in schedule._batches(e)]
         # a-1 and a-2 set m.p differently: never together; the run that
         # sets nothing fills a free place.
         self.assertEqual(order, [["a-1", "free"], ["a-2"]])
 
     def test_client_arguments(self):
-        e = E.load(self.path)
+        e = S.load(self.path)
         f = e["runs"][0]["flows"][0]
-        args = E._client_args(f, e, "10.0.0.1")
+        args = flowgen.client_args(f, e['interval'], "10.0.0.1")
         self.assertEqual(args[1:], ["-c", "10.0.0.1", "-P", "tcp", "-t",
                                     "18", "-i", "0.5", "-w", "2",
                                     "-C", "reno"])
@@ -131,7 +137,7 @@ vary = [0.5, 62.5]
 flows = [ { name = "s", transport = "sctp", sections = "1000,{v},{v}" } ]
 """
         path = write(self.d, "v.toml", spec)
-        e = E.load(path)
+        e = S.load(path)
         runs = {r["name"]: r for r in e["runs"]}
         self.assertIn("mix-6", runs)
         mix = runs["mix-6"]
@@ -140,9 +146,9 @@ flows = [ { name = "s", transport = "sctp", sections = "1000,{v},{v}" } ]
         tl = mix["flows"][0]
         self.assertEqual(tl["sections"], "1000,3,3")
         # TLTCP keeps its TCP options; the receiver's go to the server.
-        self.assertEqual(E._client_args(tl, e, "h")[-4:],
+        self.assertEqual(flowgen.client_args(tl, e['interval'], "h")[-4:],
                          ["-M", "1000", "-D", "1000,3,3"])
-        self.assertEqual(E._server_args(tl, e, 5302, "/r")[1:],
+        self.assertEqual(flowgen.server_args(tl, e['interval'], 5302, "/r")[1:],
                          ["-s", "-P", "tltcp", "-p", "5302", "-i", "0.5",
                           "-o", "/r/tl1.rcv.json", "-W", "15000",
                           "-S", "/r/tl1.seq.csv"])
@@ -151,20 +157,20 @@ flows = [ { name = "s", transport = "sctp", sections = "1000,{v},{v}" } ]
         self.assertEqual(runs["d-62.5"]["flows"][0]["sections"],
                          "1000,62.5,62.5")
         # A duration for every run (the demo's knob).
-        e = E.load(path, duration=5)
+        e = S.load(path, duration=5)
         self.assertEqual({r["duration"] for r in e["runs"]}, {5.0})
         bad = spec.replace("window = 15000, trace", "trace")
         bad = bad.replace('transport = "sctp",',
                           'transport = "sctp", window = 1000,')
-        self.assertRaises(E.SpecError, E.load, write(self.d, "w.toml", bad))
+        self.assertRaises(S.SpecError, S.load, write(self.d, "w.toml", bad))
         bad = spec.replace("warmup = 3", "warmup = 19.5")
-        self.assertRaises(E.SpecError, E.load, write(self.d, "w.toml", bad))
+        self.assertRaises(S.SpecError, S.load, write(self.d, "w.toml", bad))
 
     def test_shipped_experiments_load(self):
         for name in ("reno_tw", "dcp", "tltcp", "multfrc", "tsm"):
             for short in (False, True):
                 with self.subTest(name=name, short=short):
-                    e = E.load(name, short)
+                    e = S.load(name, short)
                     self.assertTrue(e["runs"])
                     names = {r["name"] for r in e["runs"]}
                     for t in e.get("table", []):
@@ -187,7 +193,7 @@ class Analysis(unittest.TestCase):
 
     def setUp(self):
         self.d = tempfile.mkdtemp()
-        e = E.load(write(self.d, "t.toml", SPEC), short=True)
+        e = S.load(write(self.d, "t.toml", SPEC), short=True)
         with open(os.path.join(self.d, "experiment.json"), "w") as f:
             json.dump(e, f)
         run = os.path.join(self.d, "a-1")
@@ -215,7 +221,7 @@ class Analysis(unittest.TestCase):
                 json.dump(rep, f)
 
     def test_metrics_and_checks(self):
-        name, checks = E.analyze(self.d)
+        name, checks = R.analyze(self.d)
         with open(os.path.join(self.d, "metrics.json")) as f:
             m = json.load(f)["runs"]["a-1"]
         x = m["flows"]["x"]
@@ -248,7 +254,7 @@ class Analysis(unittest.TestCase):
                        "min": 1.9, "max": 2.1}]
         with open(os.path.join(self.d, "experiment.json"), "w") as f:
             json.dump(e, f)
-        _, checks = E.analyze(self.d)
+        _, checks = R.analyze(self.d)
         self.assertEqual(len(checks), 1)
         self.assertTrue(checks[0][0], checks[0][1])
         self.assertIn("a-1/x throughput_kbps / a-1/tcp1 = 2", checks[0][1])
@@ -258,7 +264,7 @@ class Analysis(unittest.TestCase):
             {"label": "F", "run": "a-{x}", "metric": "friendliness"},
             {"label": "x", "runs": ["zz", "a-1"], "flow": "x",
              "metric": "throughput_kbps"}]}
-        self.assertEqual(E.metric_lines(p, res),
+        self.assertEqual(plots.metric_lines(p, res),
                          [("F", ([1], [2.0])), ("x", ([2], [1000.0]))])
 
     def test_failed_check_and_missing_run(self):
@@ -268,7 +274,7 @@ class Analysis(unittest.TestCase):
         e["runs"].append(dict(e["runs"][0], name="gone"))
         with open(os.path.join(self.d, "experiment.json"), "w") as f:
             json.dump(e, f)
-        _, checks = E.analyze(self.d)
+        _, checks = R.analyze(self.d)
         self.assertEqual([(ok, t.split(" ")[0]) for ok, t in checks],
                          [(False, "a-1/x"), (False, "gone:")])
 
@@ -299,7 +305,7 @@ flows = [ { name = "t", count = 4 } ]
 
     def setUp(self):
         self.d = tempfile.mkdtemp()
-        e = E.load(write(self.d, "t.toml", self.SPEC))
+        e = S.load(write(self.d, "t.toml", self.SPEC))
         with open(os.path.join(self.d, "experiment.json"), "w") as f:
             json.dump(e, f)
         t0 = 500.0
@@ -343,7 +349,7 @@ flows = [ { name = "t", count = 4 } ]
                 json.dump(rep, f)
 
     def test_metrics(self):
-        E.analyze(self.d)
+        R.analyze(self.d)
         with open(os.path.join(self.d, "metrics.json")) as f:
             res = json.load(f)["runs"]
         mix, base = res["mix"], res["base"]
@@ -370,10 +376,10 @@ flows = [ { name = "t", count = 4 } ]
 
     def test_sequence_trace(self):
         rcv = {"epoch": 501.0}
-        tr = E.seq_trace(os.path.join(self.d, "mix", "tl.seq.csv"), rcv,
+        tr = analysis.seq_trace(os.path.join(self.d, "mix", "tl.seq.csv"), rcv,
                          500.0)
         self.assertEqual(tr, [(1.5, 1000, "data"), (2.0, 2000, "gap")])
-        self.assertEqual(E.seq_trace(os.path.join(self.d, "none.csv"),
+        self.assertEqual(analysis.seq_trace(os.path.join(self.d, "none.csv"),
                                      rcv, 500.0), [])
 
 
@@ -406,7 +412,7 @@ class MulTfrc(unittest.TestCase):
 
     def setUp(self):
         self.d = tempfile.mkdtemp()
-        self.exp = E.load(write(self.d, "m.toml", MULTFRC))
+        self.exp = S.load(write(self.d, "m.toml", MULTFRC))
 
     def test_loss_steps_spec(self):
         mf = self.exp["runs"][0]
@@ -415,9 +421,9 @@ class MulTfrc(unittest.TestCase):
         for bad in ("[[4, 10], [2, 1]]", "[[10, 1]]", "[[1, 100]]",
                     "[4, 10]", '[["4", 10]]'):
             with self.subTest(bad):
-                self.assertRaises(E.SpecError, E.load, write(
+                self.assertRaises(S.SpecError, S.load, write(
                     self.d, "b.toml", MULTFRC.replace("[[4, 10]]", bad)))
-        self.assertRaises(E.SpecError, E.load, write(
+        self.assertRaises(S.SpecError, S.load, write(
             self.d, "b.toml", MULTFRC.replace('delay = "10ms"\n', "")))
 
     def test_loss_steps_change_the_link(self):
@@ -428,8 +434,8 @@ class MulTfrc(unittest.TestCase):
                 calls.append((a, b, loss))
         run = dict(self.exp["runs"][0], loss_steps=[[0, 10], [0.05, 0.5],
                                                     [30, 1]])
-        steps = E._loss_steps(run, Topo(), E.time.time())
-        E.time.sleep(0.3)
+        steps = captures.loss_steps(run, Topo(), time.time())
+        time.sleep(0.3)
         steps["stop"]()         # the step at 30 s never comes
         self.assertEqual(calls, [("r1", "r2", 10), ("r1", "r2", 0.5)])
         self.assertEqual([l for _, l in steps["done"]], [10, 0.5])
@@ -457,11 +463,11 @@ class MulTfrc(unittest.TestCase):
         self.write_run(mf, {"x.rcv": report(1000.0, x),
                             "tcp1.rcv": report(1000.0, tcp),
                             "tcp2.rcv": report(1000.0, tcp)})
-        r = E.aggregate_metrics(self.exp, mf, {
+        r = analysis.aggregate_metrics(self.exp, mf, {
             "x": {"throughput_kbps": 1000.0},
             "tcp1": {"throughput_kbps": 250.0},
             "tcp2": {"throughput_kbps": 250.0}},
-            E._load_json(os.path.join(self.d, "mf", "run.json")),
+            analysis.load_json(os.path.join(self.d, "mf", "run.json")),
             os.path.join(self.d, "mf"))
         self.assertAlmostEqual(r["agg_kbps"], 1500.0)
         # Phase 0-4 s: constant, CoV 0; from 6 s (2 s after the step):
@@ -474,7 +480,7 @@ class MulTfrc(unittest.TestCase):
         self.assertAlmostEqual(r["agg_kbps_1"], 1500.0)
         self.assertAlmostEqual(r["agg_kbps_2"], 1500.0)
         self.assertNotIn("agg_kbps_3", r)
-        m = E.run_metrics(mf, {"x": {"throughput_kbps": 1000.0},
+        m = analysis.run_metrics(mf, {"x": {"throughput_kbps": 1000.0},
                                "tcp1": {"throughput_kbps": 250.0},
                                "tcp2": {"throughput_kbps": 250.0}},
                           {"topology": {"info": {}}})
@@ -491,7 +497,7 @@ class MulTfrc(unittest.TestCase):
             {"name": "dccp", "transport": "dccp", "len": 1000},
             {"name": "tcp1", "transport": "tcp"},
             {"name": "tcp2", "transport": "tcp"}]}
-        m = E.run_metrics(run, {"dccp": {"throughput_kbps": 700.0},
+        m = analysis.run_metrics(run, {"dccp": {"throughput_kbps": 700.0},
                                 "tcp1": {"throughput_kbps": 900.0},
                                 "tcp2": {"throughput_kbps": 1100.0}},
                           {"topology": {"info": {}}})
@@ -499,7 +505,7 @@ class MulTfrc(unittest.TestCase):
         self.assertAlmostEqual(m["friendliness_pkts"], 0.7 * 1448 / 1000)
         # An SCTP flow has no one packet size: no F in packets.
         run["flows"][0] = {"name": "dccp", "transport": "sctp"}
-        m = E.run_metrics(run, {"dccp": {"throughput_kbps": 700.0},
+        m = analysis.run_metrics(run, {"dccp": {"throughput_kbps": 700.0},
                                 "tcp1": {"throughput_kbps": 900.0},
                                 "tcp2": {"throughput_kbps": 1100.0}},
                           {"topology": {"info": {}}})
@@ -526,14 +532,14 @@ class MulTfrc(unittest.TestCase):
                              "tcp2.rcv": report(1000.0, rcv)})
         with open(os.path.join(self.d, "experiment.json"), "w") as f:
             json.dump(dict(self.exp, runs=[par]), f)
-        E.analyze(self.d)
+        R.analyze(self.d)
         with open(os.path.join(self.d, "metrics.json")) as f:
             m = json.load(f)["runs"]["par"]["run"]
         # 4 losses in 3 events in 2 x 1900 segments; RTO 0.1 + 0.2 s.
         self.assertAlmostEqual(m["p_e"], 3 / 3800)
         self.assertAlmostEqual(m["p_r"], 4 / 3800)
         self.assertAlmostEqual(m["j"], 4 / 3)
-        want = E.metrics.multfrc_rate(2, 3 / 3800, 4 / 3, 0.1, 0.3,
+        want = metrics.multfrc_rate(2, 3 / 3800, 4 / 3, 0.1, 0.3,
                                       s=1448) * 8 / 1e3
         self.assertAlmostEqual(m["eq_kbps"], want)
         self.assertAlmostEqual(m["agg_kbps"], 1600.0)
@@ -565,7 +571,7 @@ class Tunnel(unittest.TestCase):
 
     def setUp(self):
         self.d = tempfile.mkdtemp()
-        self.exp = E.load(write(self.d, "t.toml", TUNNEL))
+        self.exp = S.load(write(self.d, "t.toml", TUNNEL))
 
     def test_spec(self):
         run = self.exp["runs"][0]
@@ -573,22 +579,22 @@ class Tunnel(unittest.TestCase):
                                          "queue": 1, "lifetime_ms": 3600000})
         up1, low, tcp = run["flows"][0], run["flows"][2], run["flows"][3]
         # UDP flows go through the tunnel, others directly.
-        self.assertTrue(E._tunnelled(run, up1))
-        self.assertFalse(E._tunnelled(run, tcp))
-        self.assertEqual(E._client_args(low, self.exp, "127.0.0.1")[-4:],
+        self.assertTrue(S.tunnelled(run, up1))
+        self.assertFalse(S.tunnelled(run, tcp))
+        self.assertEqual(flowgen.client_args(low, self.exp['interval'], "127.0.0.1")[-4:],
                          ["-l", "78", "-R", "5120,0.5"])
         # A UDP receiver waits out silences as long as its flow.
-        self.assertEqual(E._server_args(low, self.exp, 5303, "/r")[-2:],
+        self.assertEqual(flowgen.server_args(low, self.exp['interval'], 5303, "/r")[-2:],
                          ["-I", "9"])
         for bad in ('transport = "udp"', "queue = 0", 'queue = "1"',
                     "lifetime_ms = 0", "mtu = 5"):
             with self.subTest(bad):
-                self.assertRaises(E.SpecError, E.load, write(
+                self.assertRaises(S.SpecError, S.load, write(
                     self.d, "b.toml", TUNNEL.replace(
                         'transport = "dccp-ccid3", queue = 1', bad)))
-        self.assertRaises(E.SpecError, E.load, write(
+        self.assertRaises(S.SpecError, S.load, write(
             self.d, "b.toml", TUNNEL.replace("rate = 5120, ", "")))
-        ok = E.load(write(self.d, "m.toml", TUNNEL.replace(
+        ok = S.load(write(self.d, "m.toml", TUNNEL.replace(
             '"dccp-ccid3"', '"multfrc:0.5"')))
         self.assertEqual(ok["runs"][0]["tunnel"]["transport"], "multfrc:0.5")
 
@@ -598,7 +604,7 @@ class Tunnel(unittest.TestCase):
         class Topo:
             def addr(self, node):
                 return {"d1": "10.0.4.2", "d2": "10.0.5.2"}[node]
-        client, server = E._tunnel_args(run, run["flows"][2], 2, Topo(),
+        client, server = captures._tunnel_args(run, run["flows"][2], 2, Topo(),
                                         "/r")
         self.assertEqual(client[1:], [
             "tunnel", "client", "--peer", "10.0.5.2:6303",
@@ -648,7 +654,7 @@ class Tunnel(unittest.TestCase):
                 json.dump(rep, f)
         with open(os.path.join(self.d, "experiment.json"), "w") as f:
             json.dump(self.exp, f)
-        E.analyze(self.d)
+        R.analyze(self.d)
         with open(os.path.join(self.d, "metrics.json")) as f:
             res = json.load(f)["runs"]["voip"]
         m, fl = res["run"], res["flows"]
@@ -679,7 +685,7 @@ class Tunnel(unittest.TestCase):
                               "max": 0.4}]
         with open(os.path.join(self.d, "experiment.json"), "w") as f:
             json.dump(self.exp, f)
-        _, checks = E.analyze(self.d)
+        _, checks = R.analyze(self.d)
         self.assertEqual([ok for ok, _ in checks], [False])
         self.assertIn("voip d1_end_kbps / voip d1_peak_kbps = 0.5",
                       checks[0][1])
@@ -708,29 +714,29 @@ class FlowWarmup(unittest.TestCase):
         self.d = tempfile.mkdtemp()
 
     def test_spec(self):
-        e = E.load(write(self.d, "w.toml", WARMUP))
+        e = S.load(write(self.d, "w.toml", WARMUP))
         dccp, tcp = e["runs"][0]["flows"]
         self.assertEqual((dccp["warmup"], tcp["warmup"]), (20.0, 10.0))
         self.assertEqual(e["runs"][0]["warmup"], 0.0)
         for bad in ("-1", '"20"', "true"):
             with self.subTest(bad):
-                self.assertRaises(E.SpecError, E.load, write(
+                self.assertRaises(S.SpecError, S.load, write(
                     self.d, "b.toml", WARMUP.replace("warmup = 20",
                                                      f"warmup = {bad}")))
         # Less than 1 s after the flow's own warm-up.
-        self.assertRaises(E.SpecError, E.load, write(
+        self.assertRaises(S.SpecError, S.load, write(
             self.d, "b.toml", WARMUP.replace("warmup = 10",
                                              "warmup = 19.5")))
         # The run's warm-up of 25 s leaves the TCP flow nothing; its own
         # 10 s leave it 10 s.
         ok = WARMUP.replace('name = "late"', 'name = "late"\nwarmup = 25')
-        self.assertEqual(E.load(write(self.d, "o.toml", ok))["runs"][0]
+        self.assertEqual(S.load(write(self.d, "o.toml", ok))["runs"][0]
                          ["flows"][1]["warmup"], 10.0)
-        self.assertRaises(E.SpecError, E.load, write(
+        self.assertRaises(S.SpecError, S.load, write(
             self.d, "b.toml", ok.replace(", warmup = 10", "")))
 
     def test_flow_metrics(self):
-        e = E.load(write(self.d, "w.toml", WARMUP))
+        e = S.load(write(self.d, "w.toml", WARMUP))
         run = e["runs"][0]
         d = os.path.join(self.d, "late")
         os.makedirs(d)
@@ -752,16 +758,16 @@ class FlowWarmup(unittest.TestCase):
         dccp, tcp = run["flows"]
         # 1000 B/s: 8 kbit/s; tcp (2000 + 4000) / 2 B/s: 24 kbit/s.
         self.assertAlmostEqual(
-            E.flow_metrics(e, info, dccp, d)["throughput_kbps"], 8.0)
+            analysis.flow_metrics(e, info, dccp, d)["throughput_kbps"], 8.0)
         self.assertAlmostEqual(
-            E.flow_metrics(e, info, tcp, d)["throughput_kbps"], 24.0)
+            analysis.flow_metrics(e, info, tcp, d)["throughput_kbps"], 24.0)
         # A flow without its own takes the run's: 15 s, from 25 s on.
         info["run"] = dict(run, warmup=15.0)
         plain = {k: v for k, v in tcp.items() if k != "warmup"}
         self.assertAlmostEqual(
-            E.flow_metrics(e, info, plain, d)["throughput_kbps"], 32.0)
+            analysis.flow_metrics(e, info, plain, d)["throughput_kbps"], 32.0)
         self.assertAlmostEqual(
-            E.flow_metrics(e, info, tcp, d)["throughput_kbps"], 24.0)
+            analysis.flow_metrics(e, info, tcp, d)["throughput_kbps"], 24.0)
 
 
 REPEAT = SPEC.replace('title = "t"\n', 'title = "t"\nrepeat = 3\n')
@@ -776,65 +782,65 @@ class Repeat(unittest.TestCase):
 
     def test_spec(self):
         spec = REPEAT.replace('name = "free"\n', 'name = "free"\nrepeat = 1\n')
-        e = E.load(write(self.d, "r.toml", spec))
+        e = S.load(write(self.d, "r.toml", spec))
         self.assertEqual({r["name"]: r["repeat"] for r in e["runs"]},
                          {"a-1": 3, "a-2": 3, "free": 1})
         # [short] repeat replaces the experiment's for the short variant.
-        e = E.load(write(self.d, "r.toml", spec.replace(
+        e = S.load(write(self.d, "r.toml", spec.replace(
             "duration = 10\n", "duration = 10\nrepeat = 2\n")), short=True)
         self.assertEqual(e["runs"][0]["repeat"], 2)
-        self.assertEqual(E.load(write(self.d, "s.toml", SPEC))["runs"][0]
+        self.assertEqual(S.load(write(self.d, "s.toml", SPEC))["runs"][0]
                          ["repeat"], 1)
         for bad in ("0", '"2"', "true", "1.5"):
             with self.subTest(bad):
-                self.assertRaises(E.SpecError, E.load, write(
+                self.assertRaises(S.SpecError, S.load, write(
                     self.d, "b.toml", REPEAT.replace("repeat = 3",
                                                      f"repeat = {bad}")))
-        self.assertRaises(E.SpecError, E.load, write(
+        self.assertRaises(S.SpecError, S.load, write(
             self.d, "b.toml", SPEC.replace('name = "free"\n',
                                            'name = "free"\nrepeat = 0\n')))
-        self.assertRaises(E.SpecError, E.load, write(
+        self.assertRaises(S.SpecError, S.load, write(
             self.d, "b.toml", SPEC.replace('"free"', '"fr@e"')))
-        self.assertEqual([E._rep_dir("a-1", k) for k in (1, 2, 3)],
+        self.assertEqual([S.rep_dir("a-1", k) for k in (1, 2, 3)],
                          ["a-1", "a-1@2", "a-1@3"])
 
     def test_list_counts_repetitions(self):
         write(self.d, "r.toml", REPEAT.replace(
             'name = "free"\n', 'name = "free"\nrepeat = 1\n'))
         out = io.StringIO()
-        with mock.patch.object(E, "EXPERIMENTS", self.d), \
+        with mock.patch.object(cli, "EXPERIMENTS", self.d), \
                 contextlib.redirect_stdout(out):
-            self.assertEqual(E.main(["list", "--name", "r"]), 0)
+            self.assertEqual(cli.main(["list", "--name", "r"]), 0)
         # a-1 and a-2 three times, free once: 7 runs of 20 s.
         self.assertEqual(out.getvalue(), "r: t (7 runs, 140 s of flows)\n")
 
     def test_run_all_runs_each_repetition_in_turn(self):
-        e = E.load(write(self.d, "r.toml", REPEAT))
+        e = S.load(write(self.d, "r.toml", REPEAT))
         calls = []
 
         def run_one(exp, run, out, status, rep=1):
             calls.append((run["name"], rep))
             return (run["name"], rep) != ("a-2", 2)
         out = os.path.join(self.d, "out")
-        with mock.patch.object(E, "run_one", run_one), \
-                mock.patch.object(E, "FLOWGEN", sys.executable), \
-                mock.patch.object(E, "_set_modules", lambda m, s: None), \
-                mock.patch.object(E, "_restore_modules", lambda s: None), \
+        with mock.patch.object(schedule, "run_one", run_one), \
+                mock.patch.object(schedule, "FLOWGEN", sys.executable), \
+                mock.patch.object(schedule, "_set_modules", lambda m, s: None), \
+                mock.patch.object(schedule, "_restore_modules", lambda s: None), \
                 contextlib.redirect_stderr(io.StringIO()):
             # --only picks runs by name: all of a run's repetitions.
-            self.assertTrue(E.run_all(e, out, only="a-1"))
+            self.assertTrue(schedule.run_all(e, out, only="a-1"))
             self.assertEqual(calls, [("a-1", 1), ("a-1", 2), ("a-1", 3)])
             del calls[:]
             # A failed repetition fails the run; the others still run.
-            self.assertFalse(E.run_all(e, out, only="a-2"))
+            self.assertFalse(schedule.run_all(e, out, only="a-2"))
             self.assertEqual(calls, [("a-2", 1), ("a-2", 2), ("a-2", 3)])
-            self.assertRaises(E.SpecError, E.run_all, e, out,
+            self.assertRaises(S.SpecError, schedule.run_all, e, out,
                               only="a-1@2")
 
     def write_rep(self, run, k, x_per_half_s, failed=()):
         """Repetition k of run a-1: x at x_per_half_s bytes per 0.5 s
         from 2 s to 10 s, tcp1 at 31250 (500 kbit/s)."""
-        d = os.path.join(self.d, E._rep_dir("a-1", k))
+        d = os.path.join(self.d, S.rep_dir("a-1", k))
         os.makedirs(d)
         t0 = 1000.0
         with open(os.path.join(d, "run.json"), "w") as f:
@@ -855,14 +861,14 @@ class Repeat(unittest.TestCase):
     def analyze(self, e):
         with open(os.path.join(self.d, "experiment.json"), "w") as f:
             json.dump(e, f)
-        _, checks = E.analyze(self.d)
+        _, checks = R.analyze(self.d)
         with open(os.path.join(self.d, "metrics.json")) as f:
             res = json.load(f)["runs"]["a-1"]
         with open(os.path.join(self.d, "README.md")) as f:
             return res, checks, f.read()
 
     def test_mean_and_confidence_interval(self):
-        e = E.load(write(self.d, "r.toml", REPEAT), short=True)
+        e = S.load(write(self.d, "r.toml", REPEAT), short=True)
         run = e["runs"][0]
         self.assertEqual(run["repeat"], 3)
         e["table"] = [{"title": "T", "metrics": ["throughput_kbps"],
@@ -902,7 +908,7 @@ class Repeat(unittest.TestCase):
         self.assertEqual([ok for ok, _ in checks], [False])
 
     def test_failed_and_missing_repetitions(self):
-        e = E.load(write(self.d, "r.toml", REPEAT), short=True)
+        e = S.load(write(self.d, "r.toml", REPEAT), short=True)
         run = e["runs"][0]
         self.write_rep(run, 1, 62500)
         self.write_rep(run, 2, 62500, failed=["x sender exit 1"])
@@ -919,7 +925,7 @@ class Repeat(unittest.TestCase):
         self.assertIn("a-1 (2 of 3)", text)
         # None at all: the run has no result, as an unrepeated one.
         for k in (1, 2):
-            E.shutil.rmtree(os.path.join(self.d, E._rep_dir("a-1", k)))
+            shutil.rmtree(os.path.join(self.d, S.rep_dir("a-1", k)))
         res, checks, _ = self.analyze(e)
         self.assertEqual(res, {"missing": True})
         self.assertEqual([ok for ok, _ in checks], [False, False])
@@ -931,7 +937,7 @@ class Repeat(unittest.TestCase):
                 {"flows": {"f": {"a": 3, "ttm": 4.0, "w": [[0, 2]]}},
                  "run": {"j": 0.7, "only": 2}, "failed": [],
                  "kernel": "k"}]
-        r = E.combine_repetitions(run, reps)
+        r = analysis.combine_repetitions(run, reps)
         self.assertEqual(r["flows"]["f"], {"a": 2.0, "ttm": 4.0,
                                            "w": [[0, 1]]})
         self.assertEqual(r["ci"]["flows"]["f"], {"a": 12.706})
@@ -956,7 +962,7 @@ class Capture(unittest.TestCase):
         self.d = tempfile.mkdtemp()
 
     def load(self, text):
-        return {r["name"]: r for r in E.load(write(self.d, "c.toml",
+        return {r["name"]: r for r in S.load(write(self.d, "c.toml",
                                                    text))["runs"]}
 
     def test_spec(self):
@@ -985,23 +991,23 @@ class Capture(unittest.TestCase):
                "pcap text": 'capture = { pcap = "128" }'}
         for why, line in bad.items():
             with self.subTest(why):
-                self.assertRaises(E.SpecError, self.load, CAPTURE.replace(
+                self.assertRaises(S.SpecError, self.load, CAPTURE.replace(
                     "capture = { pcap = true, tcp_probe = true }", line))
-        with self.assertRaisesRegex(E.SpecError, "defaults.*unknown"):
+        with self.assertRaisesRegex(S.SpecError, "defaults.*unknown"):
             self.load(CAPTURE.replace("interval = 0.5\n", "interval = 0.5\n"
                                       "capture = { x = 1 }\n"))
 
     def test_tcp_probe_runs_alone(self):
-        e = E.load(write(self.d, "c.toml", CAPTURE.replace(
+        e = S.load(write(self.d, "c.toml", CAPTURE.replace(
             'name = "cap"', 'name = "cap-{v}"\nvary = [1, 2]')))
-        order = [[r["name"] for r in b] for b in E._batches(e)]
+        order = [[r["name"] for r in b] for b in schedule._batches(e)]
         # Without it, free would fill a-2's place and cap-1 and cap-2
         # would share a batch.
         self.assertEqual(order, [["a-1", "free"], ["a-2"], ["cap-1"],
                                  ["cap-2"]])
-        e = E.load(write(self.d, "c.toml", CAPTURE.replace(
+        e = S.load(write(self.d, "c.toml", CAPTURE.replace(
             "tcp_probe = true", "ss = 1")))
-        self.assertEqual([[r["name"] for r in b] for b in E._batches(e)],
+        self.assertEqual([[r["name"] for r in b] for b in schedule._batches(e)],
                          [["a-1", "free"], ["a-2", "cap"]])
 
     def test_ss_nodes(self):
@@ -1010,7 +1016,7 @@ class Capture(unittest.TestCase):
                          {"pair": 2, "transport": "udp"},
                          {"pair": 3, "transport": "tltcp"},
                          {"pair": 4, "transport": "dccp"}]}
-        self.assertEqual(E._ss_nodes(run), {"s1": "-tdinH", "s3": "-tinH",
+        self.assertEqual(captures._ss_nodes(run), {"s1": "-tdinH", "s3": "-tinH",
                                             "s4": "-dinH"})
 
     SS = (
@@ -1040,7 +1046,7 @@ class Capture(unittest.TestCase):
 
     def test_parse_ss(self):
         ports = {5301: "a", 5302: "b", 5303: "c"}
-        got = E.parse_ss(self.SS, 1000.0, ports)
+        got = ss.parse(self.SS, 1000.0, ports)
         self.assertEqual(got["a"], [
             {"t": 0.5, "cwnd": 10, "rtt_ms": 1.234,
              "pacing_rate_bps": 1200000000, "delivery_rate_bps": 800000000,
@@ -1056,7 +1062,7 @@ class Capture(unittest.TestCase):
         self.assertEqual(got["c"], [{"t": 1.5, "rtt_ms": 52.1}])
         self.assertEqual(set(got), {"a", "b", "c"})
         # Lines before the first time stamp belong to no sample.
-        self.assertEqual(E.parse_ss(self.SS.split("\n", 1)[1], 1000.0,
+        self.assertEqual(ss.parse(self.SS.split("\n", 1)[1], 1000.0,
                                     ports)["a"][0]["t"], 1.5)
 
     def test_ss_samples(self):
@@ -1076,10 +1082,10 @@ class Capture(unittest.TestCase):
         def errlog(name):
             logs.append(open(os.path.join(self.d, name), "w"))
             return logs[-1]
-        with mock.patch.object(E, "_in_ns", in_ns):
+        with mock.patch.object(captures, "_in_ns", in_ns):
             with contextlib.ExitStack() as st:
                 t0 = time.time()
-                stop = E._start_ss(run, None, self.d, 0.1, errlog, st)
+                stop = captures._start_ss(run, None, self.d, 0.1, errlog, st)
                 # Every 0.1 s: wait for three samples (a loaded host may
                 # take a while to start each).
                 deadline = time.time() + 10
@@ -1148,9 +1154,9 @@ while True:
             logs.append(open(os.path.join(self.d, name), "w"))
             stack.callback(logs[-1].close)
             return logs[-1]
-        with mock.patch.object(E, "_in_ns", in_ns), \
+        with mock.patch.object(captures, "_in_ns", in_ns), \
                 mock.patch.dict(os.environ, env or {}):
-            stop = E._start_pcap(Topo(), self.d, errlog, 128, stack)
+            stop = captures._start_pcap(Topo(), self.d, errlog, 128, stack)
         return stop, seen
 
     def gone(self):
@@ -1160,7 +1166,7 @@ while True:
             os.kill(pid, 0)
 
     def test_pcap(self):
-        self.assertEqual(E._tcpdump_args("to-r2", 128, "/r/b.pcap"),
+        self.assertEqual(tcpdump.args("to-r2", 128, "/r/b.pcap"),
                          ["tcpdump", "-i", "to-r2", "-s", "128", "-U",
                           "-Z", "root", "-B", "4096", "-w", "/r/b.pcap"])
         with contextlib.ExitStack() as st:
@@ -1204,9 +1210,9 @@ while True:
                  "rcv_wnd=65536 sock_cookie=3\n")
         write(fs, "trace_pipe", trace)
         run = {"name": "r", "flows": [{"name": "a"}, {"name": "b"}]}
-        with mock.patch.object(E.tcp_probe, "TRACEFS", fs):
+        with mock.patch.object(tcp_probe, "TRACEFS", fs):
             with contextlib.ExitStack() as st:
-                mark, stop = E._start_tcp_probe(run, self.d, st)
+                mark, stop = captures._start_tcp_probe(run, self.d, st)
 
                 def read(name):
                     with open(os.path.join(fs, name)) as f:
@@ -1225,7 +1231,7 @@ while True:
         with open(os.path.join(self.d, "tcp_probe.txt")) as f:
             got = f.read()
         self.assertEqual(got, trace)
-        self.assertEqual(E.tcp_probe.parse(got),
+        self.assertEqual(tcp_probe.parse(got),
                          {"3": [(12.5, 10, 2147483647)]})
 
 
