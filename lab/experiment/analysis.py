@@ -70,10 +70,10 @@ def seq_trace(path, rcv, t0):
     return out
 
 
-def flow_metrics(exp, info, flow, d):
-    """What the papers report for one flow (receiver-side throughput)."""
-    rcv = load_json(os.path.join(d, f"{flow['name']}.rcv.json"))
-    snd = load_json(os.path.join(d, f"{flow['name']}.snd.json"))
+def _throughput_metrics(exp, info, flow, rcv):
+    """Throughput at the receiver after the warm-up, and over whole
+    seconds of the flow's life its last third (steady), the time to 90 %
+    of that and the smoothness after the first third."""
     warmup = flow_warmup(info["run"], flow)
     t0, active = info["t0"], flow["stop"] - flow["start"] - warmup
     hdr = wire_header(exp, flow)
@@ -103,47 +103,79 @@ def flow_metrics(exp, info, flow, d):
                 m["cov"] = metrics.cov(rs[len(rs) // 3:])
             except ValueError:
                 pass
-    base_rtt = info["topology"]["info"].get("rtt", 0)
+    return m
+
+
+def _tcp_info_metrics(snd, base_rtt):
+    """A TCP or TLTCP sender's TCP_INFO samples: retransmitted share,
+    mean RTT, one-way delay and jitter."""
+    m = {}
+    ivs = [iv for iv in snd["intervals"] if iv.get("rtt_us")]
+    if ivs:
+        last = ivs[-1]
+        if last.get("segs_out"):
+            m["loss_pct"] = 100 * last["retransmits"] / last["segs_out"]
+        rtts = [iv["rtt_us"] / 1e3 for iv in ivs]
+        m["rtt_ms"] = sum(rtts) / len(rtts)
+        # One-way delay of the data: the RTT less the return path's
+        # propagation (ACKs queue nowhere on these paths).
+        m["delay_ms"] = m["rtt_ms"] - base_rtt * 1e3 / 2
+        if len(rtts) > 1:
+            m["jitter_ms"] = sum(abs(a - b) for a, b in
+                                 zip(rtts, rtts[1:])) / (len(rtts) - 1)
+    return m
+
+
+def _section_metrics(s, o):
+    """A deadline workload's sections, from the receiver's summary s and
+    the sender's o."""
+    m = {}
+    if o.get("bytes_offered"):
+        m["on_time_pct"] = 100 * s["on_time_bytes"] / o["bytes_offered"]
+    m["sections_missing"] = s["sections_missing"]
+    if "abandoned_unsent" in o:
+        m["abandoned"] = o["abandoned_unsent"] + o["abandoned_sent"]
+    m.update(_deadline_metrics(s, o))
+    return m
+
+
+def _tltcp_metrics(tl, rcv):
+    """What the TLTCP module reported (tl, the sender's TL_INFO)."""
+    m = {"abandoned_bytes": tl["bytes_abandoned"],
+         "obsolete_bytes": tl["bytes_obsolete_late"] +
+         tl["bytes_obsolete_retrans"]}
+    if rcv and "gap_bytes" in rcv["summary"]:
+        # Abandoned bytes the receiver was not told of: 0 when the
+        # sender's queue drained before it closed.
+        m["unreported_bytes"] = tl["bytes_abandoned"] - \
+            rcv["summary"]["gap_bytes"]
+    return m
+
+
+def _udp_metrics(s):
+    """A UDP receiver's summary s: loss, its own drops, one-way delay."""
+    return {"loss_pct": 100 * s["lost"] / (s["lost"] + s["packets"]),
+            # Of them, what the receiver's own full socket buffer dropped.
+            "rcvbuf_drops": s.get("rcvbuf_drops", 0),
+            "delay_ms": s["mean_one_way_delay"] * 1e3}
+
+
+def flow_metrics(exp, info, flow, d):
+    """What the papers report for one flow (receiver-side throughput)."""
+    rcv = load_json(os.path.join(d, f"{flow['name']}.rcv.json"))
+    snd = load_json(os.path.join(d, f"{flow['name']}.snd.json"))
+    m = _throughput_metrics(exp, info, flow, rcv)
     if snd and transports.tcp_like(flow["transport"]):
-        ivs = [iv for iv in snd["intervals"] if iv.get("rtt_us")]
-        if ivs:
-            last = ivs[-1]
-            if last.get("segs_out"):
-                m["loss_pct"] = 100 * last["retransmits"] / last["segs_out"]
-            rtts = [iv["rtt_us"] / 1e3 for iv in ivs]
-            m["rtt_ms"] = sum(rtts) / len(rtts)
-            # One-way delay of the data: the RTT less the return path's
-            # propagation (ACKs queue nowhere on these paths).
-            m["delay_ms"] = m["rtt_ms"] - base_rtt * 1e3 / 2
-            if len(rtts) > 1:
-                m["jitter_ms"] = sum(abs(a - b) for a, b in
-                                     zip(rtts, rtts[1:])) / (len(rtts) - 1)
+        m.update(_tcp_info_metrics(
+            snd, info["topology"]["info"].get("rtt", 0)))
     if snd and flow["transport"] == "dccp" and rcv:
-        m.update(_tfrc_metrics(exp, flow, snd, rcv, t0))
+        m.update(_tfrc_metrics(exp, flow, snd, rcv, info["t0"]))
     if rcv and snd and "sections" in rcv["summary"]:
-        s, o = rcv["summary"], snd["summary"]
-        if o.get("bytes_offered"):
-            m["on_time_pct"] = 100 * s["on_time_bytes"] / o["bytes_offered"]
-        m["sections_missing"] = s["sections_missing"]
-        if "abandoned_unsent" in o:
-            m["abandoned"] = o["abandoned_unsent"] + o["abandoned_sent"]
-        m.update(_deadline_metrics(s, o))
+        m.update(_section_metrics(rcv["summary"], snd["summary"]))
     if snd and "tltcp" in snd["summary"]:
-        tl = snd["summary"]["tltcp"]
-        m["abandoned_bytes"] = tl["bytes_abandoned"]
-        m["obsolete_bytes"] = tl["bytes_obsolete_late"] + \
-            tl["bytes_obsolete_retrans"]
-        if rcv and "gap_bytes" in rcv["summary"]:
-            # Abandoned bytes the receiver was not told of: 0 when the
-            # sender's queue drained before it closed.
-            m["unreported_bytes"] = tl["bytes_abandoned"] - \
-                rcv["summary"]["gap_bytes"]
+        m.update(_tltcp_metrics(snd["summary"]["tltcp"], rcv))
     if rcv and flow["transport"] == "udp" and rcv["summary"].get("packets"):
-        s = rcv["summary"]
-        m["loss_pct"] = 100 * s["lost"] / (s["lost"] + s["packets"])
-        # Of them, what the receiver's own full socket buffer dropped.
-        m["rcvbuf_drops"] = s.get("rcvbuf_drops", 0)
-        m["delay_ms"] = s["mean_one_way_delay"] * 1e3
+        m.update(_udp_metrics(rcv["summary"]))
     m.update(_tunnel_metrics(d, flow))
     return m
 

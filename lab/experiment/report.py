@@ -69,8 +69,9 @@ def evaluate(exp, res):
                        + (f" ({c['why']})" if c.get("why") else "")))
     for name, r in res["runs"].items():
         if r.get("missing") or r.get("failed"):
-            checks.append((False, f"{name}: every flow ran "
-                           f"({'no result' if r.get('missing') else '; '.join(r['failed'])})"))
+            why = "no result" if r.get("missing") else \
+                "; ".join(r["failed"])
+            checks.append((False, f"{name}: every flow ran ({why})"))
     return checks
 
 
@@ -148,38 +149,52 @@ for _p in (1, 2):
         f"d{_p}_end_kbps": f"d{_p} last third (kbit/s)"})
 
 
-def write_report(exp, res, plots, checks, out):
-    kernels = sorted({r.get("kernel") for r in res["runs"].values()
-                      if r.get("kernel")})
-    L = [f"# {exp.get('title', exp['name'])}", ""]
-    if exp.get("about"):
-        L += [exp["about"].strip(), ""]
-    L += [f"Variant: {exp['variant']}; kernel {', '.join(kernels)}; "
-          f"produced by `make experiment NAME={exp['name']}"
-          f"{' SHORT=1' if exp['variant'] == 'short' else ''}`.", ""]
-    for t in exp.get("table", []):
-        rows = [row for row in t["rows"] if row["run"] in res["runs"]]
-        if not rows:
-            continue
-        cols = t["metrics"]
-        L += [f"## {t['title']}", "",
-              "Each cell: ours / paper.", "",
-              "| | " + " | ".join(METRIC_NAMES.get(c, c) for c in cols)
-              + " |", "|---" * (len(cols) + 1) + "|"]
-        for row in rows:
-            # A row may give the paper's values for its first columns
-            # only: the others are "–", and every column is shown.
-            paper = list(row.get("paper", [])) + [None] * len(cols)
-            cells = []
-            for c, pv in zip(cols, paper):
-                ours = lookup(res, row["run"], row.get("flow"), c)
-                h = lookup_ci(res, row["run"], row.get("flow"), c)
-                cells.append(f"{_fmt_ci(ours, h)} / {_fmt(pv)}")
-            L.append(f"| {row['label']} | " + " | ".join(cells) + " |")
-        if t.get("note"):
-            L += ["", t["note"].strip()]
-        L.append("")
-    L += ["## Every run", ""]
+def _paper_table(t, res):
+    """A [[table]]: our values beside the paper's, a row per run."""
+    rows = [row for row in t["rows"] if row["run"] in res["runs"]]
+    if not rows:
+        return []
+    cols = t["metrics"]
+    L = [f"## {t['title']}", "", "Each cell: ours / paper.", "",
+         "| | " + " | ".join(METRIC_NAMES.get(c, c) for c in cols)
+         + " |", "|---" * (len(cols) + 1) + "|"]
+    for row in rows:
+        # A row may give the paper's values for its first columns
+        # only: the others are "–", and every column is shown.
+        paper = list(row.get("paper", [])) + [None] * len(cols)
+        cells = []
+        for c, pv in zip(cols, paper):
+            ours = lookup(res, row["run"], row.get("flow"), c)
+            h = lookup_ci(res, row["run"], row.get("flow"), c)
+            cells.append(f"{_fmt_ci(ours, h)} / {_fmt(pv)}")
+        L.append(f"| {row['label']} | " + " | ".join(cells) + " |")
+    if t.get("note"):
+        L += ["", t["note"].strip()]
+    return L + [""]
+
+
+def _run_rows(name, r, fkeys):
+    """A run's rows of the table of every run: one per flow, then its
+    run metrics in one cell."""
+    if r.get("missing"):
+        return [f"| {name} | (no result) |"]
+    ci = r.get("ci", {"flows": {}, "run": {}})
+    L = []
+    for fname, fm in r["flows"].items():
+        h = ci["flows"].get(fname, {})
+        L.append(f"| {name} | {fname} | "
+                 + " | ".join(_fmt_ci(fm.get(k), h.get(k))
+                              for k in fkeys) + " |")
+    if r["run"]:
+        L.append(f"| {name} | (run) | " + ", ".join(
+            f"{METRIC_NAMES.get(k, k)} {_fmt_ci(v, ci['run'].get(k))}"
+            for k, v in r["run"].items()) + " |" + " |" * (len(fkeys) - 1))
+    return L
+
+
+def _every_run(res):
+    """The table of every run's flow metrics (and run metrics)."""
+    L = ["## Every run", ""]
     repeated = [f"{name} ({r['n']} of {len(r['repetitions'])})"
                 for name, r in res["runs"].items() if "repetitions" in r]
     if repeated:
@@ -193,20 +208,24 @@ def write_report(exp, res, plots, checks, out):
     L += ["| run | flow | " + " | ".join(METRIC_NAMES[k] for k in fkeys)
           + " |", "|---" * (len(fkeys) + 2) + "|"]
     for name, r in res["runs"].items():
-        if r.get("missing"):
-            L.append(f"| {name} | (no result) |")
-            continue
-        ci = r.get("ci", {"flows": {}, "run": {}})
-        for fname, fm in r["flows"].items():
-            h = ci["flows"].get(fname, {})
-            L.append(f"| {name} | {fname} | "
-                     + " | ".join(_fmt_ci(fm.get(k), h.get(k))
-                                  for k in fkeys) + " |")
-        if r["run"]:
-            L.append(f"| {name} | (run) | " + ", ".join(
-                f"{METRIC_NAMES.get(k, k)} {_fmt_ci(v, ci['run'].get(k))}"
-                for k, v in r["run"].items()) + " |" + " |" * (len(fkeys) - 1))
-    L.append("")
+        L += _run_rows(name, r, fkeys)
+    return L + [""]
+
+
+def write_report(exp, res, plots, checks, out):
+    """out/README.md: the experiment, its tables beside the paper's,
+    every run, the figures and the checks."""
+    kernels = sorted({r.get("kernel") for r in res["runs"].values()
+                      if r.get("kernel")})
+    L = [f"# {exp.get('title', exp['name'])}", ""]
+    if exp.get("about"):
+        L += [exp["about"].strip(), ""]
+    L += [f"Variant: {exp['variant']}; kernel {', '.join(kernels)}; "
+          f"produced by `make experiment NAME={exp['name']}"
+          f"{' SHORT=1' if exp['variant'] == 'short' else ''}`.", ""]
+    for t in exp.get("table", []):
+        L += _paper_table(t, res)
+    L += _every_run(res)
     if plots:
         L += ["## Figures", ""] + [f"![{p}]({p})" for p in plots] + [""]
     if checks:

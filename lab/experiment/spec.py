@@ -71,11 +71,9 @@ def fmt_value(x):
     return str(x)
 
 
-def load(name, short=False, duration=None):
-    """The experiment NAME (a name in experiments/ or a path),
-    expanded: one entry per run, with its topology, flows and modules
-    complete.  short picks the short variant; duration (seconds), if
-    given, replaces every run's."""
+def _read(name):
+    """The TOML of the experiment NAME (a name in experiments/ or a
+    path) and its name."""
     path = name if os.path.sep in name or name.endswith(".toml") \
         else os.path.join(EXPERIMENTS, f"{name}.toml")
     try:
@@ -86,65 +84,91 @@ def load(name, short=False, duration=None):
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: {e}") from e
     exp["name"] = os.path.splitext(os.path.basename(path))[0]
-    exp["variant"] = "short" if short else "full"
-    defaults = exp.get("defaults", {})
-    shortcfg = exp.get("short", {})
+    return exp
+
+
+def _variant(exp, short, duration):
+    """What the variant sets for every run: {"duration", "warmup",
+    "repeat"} defaults, and duration (seconds), if given, for all."""
+    defaults, shortcfg = exp.get("defaults", {}), exp.get("short", {})
     if short and not shortcfg.get("runs"):
         raise SpecError(f"{exp['name']}: no short variant ([short] runs)")
     # How often each run runs: the experiment's, the short variant's.
-    repeat = _check_repeat(exp.get("repeat", 1), "repeat")
+    v = {"repeat": _check_repeat(exp.get("repeat", 1), "repeat"),
+         "duration": defaults.get("duration", 60),
+         # Seconds at each flow's start its throughput leaves out.
+         "warmup": defaults.get("warmup", 0), "force_duration": duration}
     if short:
-        repeat = _check_repeat(shortcfg.get("repeat", repeat),
-                               "[short] repeat")
+        v["repeat"] = _check_repeat(shortcfg.get("repeat", v["repeat"]),
+                                    "[short] repeat")
+        v["warmup"] = shortcfg.get("warmup", v["warmup"])
+        v["short_duration"] = shortcfg.get("duration")
+    return v
+
+
+def _expand(exp, spec, v, variant):
+    """One run of the [[run]] entry spec, for its vary value v."""
+    r = _subst({k: x for k, x in spec.items() if k != "vary"}, v) \
+        if v is not None else dict(spec)
+    r["topology"] = {**exp.get("topology", {}), **r.get("topology", {})}
+    r["duration"] = float(r.get("duration", variant["duration"]))
+    if variant.get("short_duration") is not None:
+        r["duration"] = float(variant["short_duration"])
+    if variant["force_duration"]:
+        r["duration"] = float(variant["force_duration"])
+    # The run's own warm-up, or the variant's default.
+    r["warmup"] = float(r.get("warmup", variant["warmup"]))
+    r["repeat"] = _check_repeat(r.get("repeat", variant["repeat"]),
+                                f"run {r['name']}: repeat")
+    if "@" in str(r["name"]):
+        # <run>@2/ is the second repetition's directory.
+        raise SpecError(f"run {r['name']}: '@' in a run's name")
+    r.setdefault("group", r["name"])
+    r.setdefault("modules", {})
+    defaults = exp.get("defaults", {})
+    _check_steps(r)
+    _check_tunnel(r)
+    _check_capture(r, defaults)
+    r["flows"] = [_flow(r, i, f, defaults)
+                  for i, f in enumerate(_counted(r))]
+    if not r["flows"]:
+        raise SpecError(f"run {r['name']}: no flows")
+    return r
+
+
+def _runs(exp, variant):
+    """Every run of the experiment, each vary value expanded."""
     runs = []
     for spec in exp.get("run", []):
         unknown = set(spec) - RUN_KEYS
         if unknown:
             raise SpecError(f"run {spec.get('name')}: unknown keys "
                             f"{sorted(unknown)}")
-        for v in spec.get("vary", [None]):
-            r = _subst({k: x for k, x in spec.items() if k != "vary"}, v) \
-                if v is not None else dict(spec)
-            r["topology"] = {**exp.get("topology", {}),
-                             **r.get("topology", {})}
-            r["duration"] = float(r.get("duration",
-                                        defaults.get("duration", 60)))
-            if short:
-                r["duration"] = float(shortcfg.get("duration",
-                                                   r["duration"]))
-            if duration:
-                r["duration"] = float(duration)
-            # Seconds at each flow's start its throughput leaves out: the
-            # run's own, or the variant's default.
-            warmup = defaults.get("warmup", 0)
-            if short:
-                warmup = shortcfg.get("warmup", warmup)
-            r["warmup"] = float(r.get("warmup", warmup))
-            r["repeat"] = _check_repeat(r.get("repeat", repeat),
-                                        f"run {r['name']}: repeat")
-            if "@" in str(r["name"]):
-                # <run>@2/ is the second repetition's directory.
-                raise SpecError(f"run {r['name']}: '@' in a run's name")
-            r.setdefault("group", r["name"])
-            r.setdefault("modules", {})
-            _check_steps(r)
-            _check_tunnel(r)
-            _check_capture(r, defaults)
-            r["flows"] = [_flow(r, i, f, defaults)
-                          for i, f in enumerate(_counted(r))]
-            if not r["flows"]:
-                raise SpecError(f"run {r['name']}: no flows")
-            runs.append(r)
+        runs += [_expand(exp, spec, v, variant)
+                 for v in spec.get("vary", [None])]
     names = [r["name"] for r in runs]
     if len(set(names)) != len(names):
         raise SpecError("run names repeat")
-    missing = [w for w in shortcfg.get("runs", []) if w not in names]
+    return runs
+
+
+def load(name, short=False, duration=None):
+    """The experiment NAME (a name in experiments/ or a path),
+    expanded: one entry per run, with its topology, flows and modules
+    complete.  short picks the short variant; duration (seconds), if
+    given, replaces every run's."""
+    exp = _read(name)
+    exp["variant"] = "short" if short else "full"
+    shortcfg = exp.get("short", {})
+    runs = _runs(exp, _variant(exp, short, duration))
+    missing = [w for w in shortcfg.get("runs", [])
+               if w not in {r["name"] for r in runs}]
     if missing:
         raise SpecError(f"[short] runs: no run {missing}")
     if short:
         runs = [r for r in runs if r["name"] in shortcfg["runs"]]
     exp["runs"] = runs
-    exp["interval"] = float(defaults.get("interval", 1.0))
+    exp["interval"] = float(exp.get("defaults", {}).get("interval", 1.0))
     for r in runs:
         for f in r["flows"]:
             if f["stop"] - f["start"] - flow_warmup(r, f) < 1:
