@@ -95,71 +95,53 @@ def ascii_plot(series, seconds, width=64, height=16):
     return lines
 
 
-def report(d, seconds, skip):
-    rep = {f: (load_json(os.path.join(d, f"{f}.rcv.json")),
-               load_json(os.path.join(d, f"{f}.snd.json")))
-           for f in FLOWS}
-    traces = {f: load_trace(os.path.join(d, f"{f}.seq.csv")) for f in FLOWS}
-    L = []
-    if any(r is None for r, _ in rep.values()):
-        return ["no receiver report in " + d], False
-    epochs = {f: rep[f][0]["epoch"] for f in FLOWS}
-    base = min(epochs.values())
-    tput = {f: throughput_kbps(rep[f][0], skip, seconds) for f in FLOWS}
-    snd_tl = (rep["tltcp"][1] or {}).get("summary", {}).get("tltcp", {})
-    rcv_s = rep["tltcp"][0]["summary"]
+def _row(label, *cells):
+    return f"  {label:<44}" + "".join(f"{c:>14}" for c in cells)
+
+
+def _tltcp_rows(snd_tl, rcv_s):
+    """What the TLTCP sender's module and its receiver reported; and
+    whether every abandoned byte reached the receiver as a gap."""
     rcv_tl = rcv_s.get("tltcp", {})
-
-    def row(label, *cells):
-        L.append(f"  {label:<44}" + "".join(f"{c:>14}" for c in cells))
-
-    L.append("")
-    row("", "TLTCP", "TCP")
-    row(f"throughput at the receiver (kbit/s, {skip:g}-{seconds:g} s)",
-        f"{tput['tltcp']:.0f}", f"{tput['tcp']:.0f}")
-    total = sum(tput.values())
-    if total:
-        row("share of the two", f"{100 * tput['tltcp'] / total:.0f} %",
-            f"{100 * tput['tcp'] / total:.0f} %")
-    row("bytes received (data)", rcv_s.get("bytes", 0),
-        rep["tcp"][0]["summary"].get("bytes", 0))
-    L.append("")
-    L.append("  TLTCP sender (the module's TL_INFO):")
     ab = snd_tl.get("sections_abandoned_unsent", 0) + \
         snd_tl.get("sections_abandoned_partial", 0)
-    row("sections offered / completed / abandoned",
-        f"{snd_tl.get('sections_offered', '-')} / "
-        f"{snd_tl.get('sections_completed', '-')} / {ab}")
-    row("  of these abandoned before any byte was sent",
-        snd_tl.get("sections_abandoned_unsent", "-"))
-    row("bytes offered", snd_tl.get("bytes_offered", "-"))
-    row("bytes sent", snd_tl.get("bytes_sent", "-"))
-    row("bytes abandoned", snd_tl.get("bytes_abandoned", "-"))
-    row("obsolete bytes: sent after their deadline",
-        snd_tl.get("bytes_obsolete_late", "-"))
-    row("obsolete bytes: retransmitted (estimate)",
-        snd_tl.get("bytes_obsolete_retrans", "-"))
-    L.append("  TLTCP receiver:")
-    row("gaps received / bytes in gaps",
-        f"{rcv_tl.get('gaps_received', rcv_s.get('gaps', '-'))} / "
-        f"{rcv_tl.get('bytes_gap', rcv_s.get('gap_bytes', '-'))}")
-    row("bytes on time (before the section's deadline)",
-        rcv_s.get("on_time_bytes", "-"))
-    row("bytes late", rcv_s.get("late_bytes", "-"))
+    L = ["  TLTCP sender (the module's TL_INFO):",
+         _row("sections offered / completed / abandoned",
+              f"{snd_tl.get('sections_offered', '-')} / "
+              f"{snd_tl.get('sections_completed', '-')} / {ab}"),
+         _row("  of these abandoned before any byte was sent",
+              snd_tl.get("sections_abandoned_unsent", "-")),
+         _row("bytes offered", snd_tl.get("bytes_offered", "-")),
+         _row("bytes sent", snd_tl.get("bytes_sent", "-")),
+         _row("bytes abandoned", snd_tl.get("bytes_abandoned", "-")),
+         _row("obsolete bytes: sent after their deadline",
+              snd_tl.get("bytes_obsolete_late", "-")),
+         _row("obsolete bytes: retransmitted (estimate)",
+              snd_tl.get("bytes_obsolete_retrans", "-")),
+         "  TLTCP receiver:",
+         _row("gaps received / bytes in gaps",
+              f"{rcv_tl.get('gaps_received', rcv_s.get('gaps', '-'))} / "
+              f"{rcv_tl.get('bytes_gap', rcv_s.get('gap_bytes', '-'))}"),
+         _row("bytes on time (before the section's deadline)",
+              rcv_s.get("on_time_bytes", "-")),
+         _row("bytes late", rcv_s.get("late_bytes", "-"))]
     ok = True
     if snd_tl and "gap_bytes" in rcv_s:
         same = snd_tl.get("bytes_abandoned") == rcv_s["gap_bytes"]
         ok &= same
         L.append("  every abandoned byte reached the receiver as a gap: "
                  + ("yes" if same else "NO"))
+    return L, ok
 
-    secs = int(seconds)
+
+def _offset_rows(traces, epochs, tput, secs):
+    """Both flows' stream offsets second by second, and as a text plot."""
+    base = min(epochs.values())
     per = {f: offsets_per_second(traces[f], epochs[f] - base, secs)
            for f in FLOWS}
-    L.append("")
-    L.append("  Stream offset at the receiver, packets of 1500 B "
-             "(TLTCP jumps to the next section at each deadline):")
-    L.append(f"  {'s':>4} {'TLTCP':>10} {'TCP':>10}")
+    L = ["", "  Stream offset at the receiver, packets of 1500 B "
+         "(TLTCP jumps to the next section at each deadline):",
+         f"  {'s':>4} {'TLTCP':>10} {'TCP':>10}"]
     prev = 0
     for s in range(secs):
         a, b = per["tltcp"][s], per["tcp"][s]
@@ -174,7 +156,32 @@ def report(d, seconds, skip):
                     for t, o, _ in traces["tcp"]],
               "L": [(t + epochs["tltcp"] - base, o)
                     for t, o, _ in traces["tltcp"]]}
-    L += ["  " + line for line in ascii_plot(series, secs)]
+    return L + ["  " + line for line in ascii_plot(series, secs)]
+
+
+def report(d, seconds, skip):
+    rep = {f: (load_json(os.path.join(d, f"{f}.rcv.json")),
+               load_json(os.path.join(d, f"{f}.snd.json")))
+           for f in FLOWS}
+    traces = {f: load_trace(os.path.join(d, f"{f}.seq.csv")) for f in FLOWS}
+    if any(r is None for r, _ in rep.values()):
+        return ["no receiver report in " + d], False
+    epochs = {f: rep[f][0]["epoch"] for f in FLOWS}
+    tput = {f: throughput_kbps(rep[f][0], skip, seconds) for f in FLOWS}
+    snd_tl = (rep["tltcp"][1] or {}).get("summary", {}).get("tltcp", {})
+    rcv_s = rep["tltcp"][0]["summary"]
+    L = ["", _row("", "TLTCP", "TCP"),
+         _row(f"throughput at the receiver (kbit/s, {skip:g}-{seconds:g} s)",
+              f"{tput['tltcp']:.0f}", f"{tput['tcp']:.0f}")]
+    total = sum(tput.values())
+    if total:
+        L.append(_row("share of the two",
+                      f"{100 * tput['tltcp'] / total:.0f} %",
+                      f"{100 * tput['tcp'] / total:.0f} %"))
+    L += [_row("bytes received (data)", rcv_s.get("bytes", 0),
+               rep["tcp"][0]["summary"].get("bytes", 0)), ""]
+    rows, ok = _tltcp_rows(snd_tl, rcv_s)
+    L += rows + _offset_rows(traces, epochs, tput, int(seconds))
     return L, ok
 
 

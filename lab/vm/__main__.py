@@ -157,15 +157,9 @@ def module_indexes(kernel, modules, state):
     return out
 
 
-def run(args):
-    kernel = args.kernel
-    if not os.path.exists(f"/boot/vmlinuz-{kernel}"):
-        log(f"/boot/vmlinuz-{kernel} not found: run 'make deps'")
-        return 1
-    if not shutil.which("vng"):
-        log("vng (virtme-ng) not found: run 'make deps'")
-        return 1
-
+def _state_dir(args):
+    """(results, state): the results directory, and a fresh state
+    directory below it that holds the command to run."""
     results = os.path.abspath(args.results)
     os.makedirs(results, exist_ok=True)
     vmdir = os.path.join(results, ".vm")
@@ -178,17 +172,12 @@ def run(args):
         command = " ".join(shlex.quote(a) for a in args.command)
     with open(os.path.join(state, "cmd"), "w") as f:
         f.write(f"cd {shlex.quote(os.getcwd())} || exit 1\n{command}\n")
+    return results, state
 
-    accel = choose_accel(kernel, args)
-    moddir = os.path.abspath(args.modules) if args.modules else ""
-    modindex = module_indexes(kernel, moddir, state) if moddir else ""
-    guest = [os.path.join(HERE, "guest.sh"), state, moddir,
-             str(args.timeout), modindex]
-    cmd = vng_cmd(kernel, accel, args) + [
-        "--rwdir", results, "--exec", " ".join(shlex.quote(a) for a in guest)]
-    log(f"booting {kernel} ({accel}), results in {results}")
 
-    start = time.monotonic()
+def _start(cmd, state):
+    """Start vng: its standard output (the command's) to our standard
+    output and state/console, the kernel console to state/kconsole."""
     console = open(os.path.join(state, "console"), "wb")
     # VM_VERBOSE=1 shows the kernel console among the command's output.
     kconsole = (subprocess.STDOUT if os.environ.get("VM_VERBOSE") == "1"
@@ -201,7 +190,12 @@ def run(args):
     pumper = threading.Thread(target=pump, args=(proc.stdout, console),
                               daemon=True)
     pumper.start()
+    return proc, pumper
 
+
+def _wait(proc, state, args, start):
+    """Wait for the guest: (seconds until it booted or None, why it
+    failed or None)."""
     booted = None
     failure = None
     deadline = start + args.boot_timeout
@@ -226,14 +220,11 @@ def run(args):
         if proc.poll() is None:
             os.killpg(proc.pid, 9)
         proc.wait()
-    pumper.join(timeout=5)
-    total = time.monotonic() - start
+    return booted, failure
 
-    status = read(os.path.join(state, "status"))
-    if failure is None and status is None:
-        failure = f"guest ended without a status (vng exit {proc.returncode})"
-    rc = int(status) if status is not None and status.strip() else 1
 
+def _problems(state, status):
+    """What the guest's kernel log (or, if it died, its consoles) shows."""
     kmsg = read(os.path.join(state, "dmesg")) or \
         read(os.path.join(state, "kmsg"), "")
     taint = read(os.path.join(state, "taint"))
@@ -242,10 +233,11 @@ def run(args):
     if status is None:
         for name in ("kconsole", "console"):
             problems += kmsg_scan.scan(read(os.path.join(state, name), ""))
+    return problems
 
-    boot_s = f"{booted:.1f}s" if booted is not None else "-"
-    log(f"{kernel} {accel}: boot {boot_s}, total {total:.1f}s, "
-        f"exit {rc if status is not None else '-'}")
+
+def _report(state, problems, failure):
+    """Say what went wrong, with the end of the guest's console."""
     if problems:
         log("guest kernel log shows problems:")
         for p in problems:
@@ -257,6 +249,43 @@ def run(args):
             log("last lines of the guest kernel's console:")
             for line in tail:
                 print(f"vm:   {line}", file=sys.stderr)
+
+
+def run(args):
+    kernel = args.kernel
+    if not os.path.exists(f"/boot/vmlinuz-{kernel}"):
+        log(f"/boot/vmlinuz-{kernel} not found: run 'make deps'")
+        return 1
+    if not shutil.which("vng"):
+        log("vng (virtme-ng) not found: run 'make deps'")
+        return 1
+
+    results, state = _state_dir(args)
+    accel = choose_accel(kernel, args)
+    moddir = os.path.abspath(args.modules) if args.modules else ""
+    modindex = module_indexes(kernel, moddir, state) if moddir else ""
+    guest = [os.path.join(HERE, "guest.sh"), state, moddir,
+             str(args.timeout), modindex]
+    cmd = vng_cmd(kernel, accel, args) + [
+        "--rwdir", results, "--exec", " ".join(shlex.quote(a) for a in guest)]
+    log(f"booting {kernel} ({accel}), results in {results}")
+
+    start = time.monotonic()
+    proc, pumper = _start(cmd, state)
+    booted, failure = _wait(proc, state, args, start)
+    pumper.join(timeout=5)
+    total = time.monotonic() - start
+
+    status = read(os.path.join(state, "status"))
+    if failure is None and status is None:
+        failure = f"guest ended without a status (vng exit {proc.returncode})"
+    rc = int(status) if status is not None and status.strip() else 1
+    problems = _problems(state, status)
+
+    boot_s = f"{booted:.1f}s" if booted is not None else "-"
+    log(f"{kernel} {accel}: boot {boot_s}, total {total:.1f}s, "
+        f"exit {rc if status is not None else '-'}")
+    _report(state, problems, failure)
     if problems or failure:
         log(f"guest state kept in {state}")
         return rc if rc != 0 else 1
@@ -270,6 +299,7 @@ def main():
     # cleanup of the QEMU process group.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ap = argparse.ArgumentParser(
+        prog="python3 -m lab.vm",
         description="Run a command in a VM booting a Debian kernel.")
     ap.add_argument("--kernel", required=True,
                     help="kernel release, e.g. 6.1.0-56-amd64")
