@@ -9,6 +9,7 @@ it on PYTHONPATH), e.g. python3 -m lab.experiment list.
   transports.py what differs between transports, in one table
   metrics.py    the papers' metrics, each defined once
   measure.py    numbers from the tools' output, for the shell selftests
+  reports.py    reading the JSON files that tools and runs write
   experiment/   experiments: a TOML file in experiments/ in, a report out
   demo/         make demo: its parts (shell) and their reports (Python)
   vm/           the VM runner behind make vm (virtme-ng)

@@ -12,19 +12,11 @@ missing or a flow delivered nothing.
 """
 
 import argparse
-import json
 import os
 import sys
 
 from lab import metrics
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+from lab.reports import load_json
 
 
 def per_second(rcv, shift, seconds):
@@ -41,7 +33,7 @@ def per_second(rcv, shift, seconds):
 
 def report(d, n, seconds, skip, rate=None):
     names = ["multfrc"] + [f"tcp{i}" for i in range(1, n + 1)]
-    reps = {f: load(os.path.join(d, f"{f}.rcv.json")) for f in names}
+    reps = {f: load_json(os.path.join(d, f"{f}.rcv.json")) for f in names}
     missing = [f for f, r in reps.items() if not r or not r.get("intervals")]
     if missing:
         print(f"no report from {', '.join(missing)}")

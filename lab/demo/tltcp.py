@@ -15,20 +15,13 @@ of offset against time in which TLTCP's jumps at each deadline show.
 
 import argparse
 import csv
-import json
 import os
 import sys
 
+from lab.reports import load_json
+
 PACKET = 1500           # the paper's packets, for stream offsets
 FLOWS = ("tltcp", "tcp")
-
-
-def load_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def load_trace(path):

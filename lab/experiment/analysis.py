@@ -7,20 +7,12 @@ repetitions (combine_repetitions), and looking them up in the result set
 import contextlib
 import csv
 import fnmatch
-import json
 import math
 import os
 
 from lab import metrics, transports
 from lab.experiment.spec import flow_warmup, is_number
-
-
-def load_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+from lab.reports import load_json
 
 
 def _bytes(iv, hdr=0):

@@ -7,8 +7,9 @@ import fnmatch
 import os
 
 from lab.experiment.analysis import (
-    flow_metrics, load_json, lookup, rate_series, seq_trace, wire_header)
+    flow_metrics, lookup, rate_series, seq_trace, wire_header)
 from lab.experiment.spec import fmt_value, log
+from lab.reports import load_json
 
 
 # One packet of the paper's sequence plots (kind "seq").

@@ -7,9 +7,10 @@ import math
 import os
 
 from lab.experiment.analysis import (
-    analyze_one, combine_repetitions, load_json, lookup, lookup_ci)
+    analyze_one, combine_repetitions, lookup, lookup_ci)
 from lab.experiment.plots import draw
 from lab.experiment.spec import SpecError, rep_dir, repeats
+from lab.reports import load_json
 
 
 def analyze(out):

@@ -13,6 +13,7 @@ from lab import metrics
 from lab.experiment import analysis, captures, plots
 from lab.experiment import spec as S
 from lab.experiment import report as R
+from lab.reports import load_json
 from lab.tests.experiment_fixtures import SPEC, report, write
 
 
@@ -296,7 +297,7 @@ class MulTfrc(unittest.TestCase):
             "x": {"throughput_kbps": 1000.0},
             "tcp1": {"throughput_kbps": 250.0},
             "tcp2": {"throughput_kbps": 250.0}},
-            analysis.load_json(os.path.join(self.d, "mf", "run.json")),
+            load_json(os.path.join(self.d, "mf", "run.json")),
             os.path.join(self.d, "mf"))
         self.assertAlmostEqual(r["agg_kbps"], 1500.0)
         # Phase 0-4 s: constant, CoV 0; from 6 s (2 s after the step):
