@@ -12,6 +12,12 @@ transport is one line below (and its support in tools/flowgen):
   tcp      it runs over TCP: TCP options (-C, -M, -W) and TCP_INFO apply
   payload  payload bytes of a full packet by default (a TCP flow's mss, or
            flowgen's -l default), None where it varies (SCTP)
+  datagrams  datagrams with no congestion control of their own (UDP): a
+           run's tunnel carries them, the receiver counts their losses
+           and one-way delays and waits out silences, and an experiment's
+           header_bytes count on the wire with each
+  tfrc     the sender reports TFRC's rate X and loss event rate p (DCCP's
+           CCID 3), from which the DCP paper's F is computed
 
 A tunnel (tools/tsm) carries a flow's datagrams over a transport of its
 own, named as tsm names it (dccp-ccid3, tltcp, multfrc:N...):
@@ -28,17 +34,19 @@ TCP_PAYLOAD = 1448
 class Transport(NamedTuple):
     name: str
     ss: str
-    sampled: bool
-    tcp: bool
-    payload: Optional[int]
+    sampled: bool = False
+    tcp: bool = False
+    payload: Optional[int] = None
+    datagrams: bool = False
+    tfrc: bool = False
 
 
 TRANSPORTS = {t.name: t for t in (
     Transport("tcp", ss="t", sampled=True, tcp=True, payload=TCP_PAYLOAD),
     Transport("tltcp", ss="t", sampled=True, tcp=True, payload=TCP_PAYLOAD),
-    Transport("udp", ss="u", sampled=False, tcp=False, payload=TCP_PAYLOAD),
-    Transport("dccp", ss="d", sampled=True, tcp=False, payload=1000),
-    Transport("sctp", ss="S", sampled=False, tcp=False, payload=None),
+    Transport("udp", ss="u", payload=TCP_PAYLOAD, datagrams=True),
+    Transport("dccp", ss="d", sampled=True, payload=1000, tfrc=True),
+    Transport("sctp", ss="S"),
 )}
 
 # The transports a tunnel (tools/tsm) may use: DCCP's CCIDs, or TCP with
@@ -46,14 +54,30 @@ TRANSPORTS = {t.name: t for t in (
 TUNNEL_TRANSPORTS = ("dccp-ccid3", "dccp-ccid2", "tltcp", "multfrc")
 
 
+def _is(name, field):
+    """The transport name has the property field (an unknown one has
+    none)."""
+    return name in TRANSPORTS and getattr(TRANSPORTS[name], field)
+
+
 def tcp_like(name):
     """Over TCP: TCP options (-C, -M, -W) and TCP_INFO apply."""
-    return name in TRANSPORTS and TRANSPORTS[name].tcp
+    return _is(name, "tcp")
 
 
 def sampled(name):
     """ss -i describes its sockets (an experiment's ss capture)."""
-    return name in TRANSPORTS and TRANSPORTS[name].sampled
+    return _is(name, "sampled")
+
+
+def datagrams(name):
+    """Datagrams without congestion control (see the table's doc)."""
+    return _is(name, "datagrams")
+
+
+def tfrc(name):
+    """Its sender reports TFRC's X and p."""
+    return _is(name, "tfrc")
 
 
 def payload(flow):

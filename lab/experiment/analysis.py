@@ -23,7 +23,8 @@ def _bytes(iv, hdr=0):
 
 
 def wire_header(exp, flow):
-    return exp.get("header_bytes", 0) if flow["transport"] == "udp" else 0
+    return exp.get("header_bytes", 0) \
+        if transports.datagrams(flow["transport"]) else 0
 
 
 def rate_series(report, t0, bin_s=1.0, hdr=0):
@@ -160,13 +161,14 @@ def flow_metrics(exp, info, flow, d):
     if snd and transports.tcp_like(flow["transport"]):
         m.update(_tcp_info_metrics(
             snd, info["topology"]["info"].get("rtt", 0)))
-    if snd and flow["transport"] == "dccp" and rcv:
+    if snd and transports.tfrc(flow["transport"]) and rcv:
         m.update(_tfrc_metrics(exp, flow, snd, rcv, info["t0"]))
     if rcv and snd and "sections" in rcv["summary"]:
         m.update(_section_metrics(rcv["summary"], snd["summary"]))
     if snd and "tltcp" in snd["summary"]:
         m.update(_tltcp_metrics(snd["summary"]["tltcp"], rcv))
-    if rcv and flow["transport"] == "udp" and rcv["summary"].get("packets"):
+    if rcv and transports.datagrams(flow["transport"]) and \
+            rcv["summary"].get("packets"):
         m.update(_udp_metrics(rcv["summary"]))
     m.update(_tunnel_metrics(d, flow))
     return m

@@ -301,7 +301,8 @@ def _check_tunnel(run):
 
 
 def tunnelled(run, flow):
-    return bool(run.get("tunnel")) and flow["transport"] == "udp"
+    return bool(run.get("tunnel")) and \
+        transports.datagrams(flow["transport"])
 
 
 def _counted(run):

@@ -5,7 +5,7 @@ and the goodput in its JSON reports."""
 import json
 import os
 
-from lab import REPO
+from lab import REPO, transports
 
 FLOWGEN = os.path.join(REPO, "tools", "flowgen", "flowgen")
 
@@ -38,7 +38,7 @@ def server_args(flow, interval, port, d):
         a += ["-W", str(flow["window"])]
     if flow.get("trace"):
         a += ["-S", os.path.join(d, f"{flow['name']}.seq.csv")]
-    if flow["transport"] == "udp":
+    if transports.datagrams(flow["transport"]):
         # A thinned-out flow (a collapsing path, a tunnel's small queue)
         # may fall silent for seconds: only its END datagrams or the end
         # of the run end it.
