@@ -7,6 +7,8 @@ import time
 
 
 def wait_for(what, test, tries=100):
+    """Until test() holds, every 0.1 s, at most tries times; then
+    RuntimeError "<what> did not start"."""
     for _ in range(tries):
         if test():
             return
@@ -41,6 +43,7 @@ def once(fn):
 
 
 def read_text(path):
+    """The file's text, "" if it cannot be read (yet)."""
     try:
         with open(path) as f:
             return f.read()
