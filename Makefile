@@ -14,7 +14,7 @@
 #   make tools               build the user-space tools (tools/)
 #   make checkpatch          checkpatch --strict over the module sources
 #   make demo                the headline demo, in the VM
-#   make experiment NAME=x   one experiment (scripts/experiments/x.toml) in
+#   make experiment NAME=x   one experiment (experiments/x.toml) in
 #                            the VM; SHORT=1 for its short variant, ONLY=glob
 #                            to redo some of its runs
 #   make experiments         all of them
@@ -39,10 +39,12 @@ KBUILD_DIR := $(BUILD)/$(KREL)
 RESULTS ?= $(TOP)/results
 # Module sources, mirrored as symlinks into a per-kernel build directory so
 # that builds for several kernels never share object files.
-MOD_SOURCES := Kbuild Kconfig net include scripts/kcompat.sh
+MOD_SOURCES := Kbuild Kconfig net include
 
 PYTHON ?= python3
-VM := $(PYTHON) $(TOP)/scripts/vm.py
+# The lab's programs are modules of the package lab/ (python3 -m lab.x).
+export PYTHONPATH := $(TOP)$(if $(PYTHONPATH),:$(PYTHONPATH))
+VM := $(PYTHON) -m lab.vm
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
 	clean kernel-ok ksft tools experiment experiments check-experiments
@@ -86,7 +88,7 @@ selftests: ksft tools
 	@$(MAKE) -s -C $(TOP)/selftests all KHDR_INCLUDES="-isystem $(TOP)/include/uapi"
 
 unit:
-	@$(PYTHON) $(TOP)/scripts/tests/run.py
+	@$(PYTHON) -m lab.tests.run
 
 checkpatch: ksft
 	@$(TOP)/scripts/checkpatch.sh
@@ -96,18 +98,18 @@ DEMO_VARS := $(foreach v,DEMO_PARTS DEMO_SECONDS DEMO_RATE DEMO_DELAY DEMO_CC,$(
 
 demo: modules selftests
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) -- \
-		"$(DEMO_VARS) $(TOP)/scripts/demo.sh"
+		"$(DEMO_VARS) $(TOP)/lab/demo/run.sh"
 
-EXPERIMENTS = $(basename $(notdir $(wildcard $(TOP)/scripts/experiments/*.toml)))
+EXPERIMENTS = $(basename $(notdir $(wildcard $(TOP)/experiments/*.toml)))
 EXP_OUT = $(RESULTS)/$(NAME)$(if $(SHORT),-short)
 
 experiment: modules selftests
 	@if [ -z "$(NAME)" ]; then \
 		echo "usage: make experiment NAME=<$(subst $(eval) ,|,$(EXPERIMENTS))> [SHORT=1]" >&2; \
 		exit 2; fi
-	@$(PYTHON) $(TOP)/scripts/experiment.py list --name $(NAME)
+	@$(PYTHON) -m lab.experiment list --name $(NAME)
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
-		--timeout 14400 -- "$(PYTHON) $(TOP)/scripts/experiment.py run \
+		--timeout 14400 -- "cd $(TOP) && $(PYTHON) -m lab.experiment run \
 		$(NAME) $(if $(SHORT),--short) $(if $(ONLY),--only '$(ONLY)') \
 		--out $(EXP_OUT)"
 	@echo "results: $(EXP_OUT)/README.md"

@@ -58,7 +58,7 @@ step() { # description, command...: one TAP line in host.tap
 
 echo "TAP version 13" > "$host"
 if ! step "dependencies installed" scripts/deps.sh; then
-	$PY scripts/tap_summary.py "$host" | tee "$out/summary.txt"
+	$PY -m lab.tap_summary "$host" | tee "$out/summary.txt"
 	exit 1
 fi
 # What is installed must be recognised as installed: a second run is fast.
@@ -82,11 +82,11 @@ step "kselftest framework and selftests build" make -s selftests
 first=$(scripts/kver.sh "${kernels%% *}")
 echo "# $(date +%T) checkpatch, unit tests that measure time" >&2
 scripts/checkpatch.sh > "$out/checkpatch.tap" 2>&1 &
-$PY scripts/tests/run.py --timed > "$out/unit-timed.tap" 2>&1
+$PY -m lab.tests.run --timed > "$out/unit-timed.tap" 2>&1
 wait
 echo "# $(date +%T) other unit tests, VM runner self-tests on $first" >&2
-$PY scripts/tests/run.py --untimed > "$out/unit.tap" 2>&1 &
-scripts/tests/vm_runner.sh "$first" "$out" > "$out/vm-runner.tap" 2>&1
+$PY -m lab.tests.run --untimed > "$out/unit.tap" 2>&1 &
+lab/tests/vm_runner.sh "$first" "$out" > "$out/vm-runner.tap" 2>&1
 wait
 
 # The guest's TAP on our stderr: result lines, and a failed test's own
@@ -111,7 +111,7 @@ for k in $kernels; do
 		continue
 	fi
 	echo "# $(date +%T) selftests in the $rel guest" >&2
-	$PY scripts/vm.py --kernel "$rel" --modules "build/$rel" \
+	$PY -m lab.vm --kernel "$rel" --modules "build/$rel" \
 		--results "$out" --timeout 1800 -- \
 		"$guest_env make -s --no-print-directory -C selftests run_tests TARGETS='$targets' $make_args" \
 		2> "$out/vm-$k.log" | sed -u "s/^\(\(not \)\?ok [0-9]* selftests\): /\1[$k]: /" \
@@ -132,5 +132,5 @@ done
 echo "# $(date +%T) done in $(( $(date +%s) - start ))s" >&2
 args=()
 [ "${SKIP_IS_FAIL:-0}" = 1 ] && args+=(--skip-is-fail)
-$PY scripts/tap_summary.py "${args[@]}" "$out"/*.tap | tee "$out/summary.txt"
+$PY -m lab.tap_summary "${args[@]}" "$out"/*.tap | tee "$out/summary.txt"
 exit "${PIPESTATUS[0]}"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Shared helpers for the shell selftests: kselftest exit codes, checks that
-# print one TAP-like line each, topologies from scripts/topology.py with
+# print one TAP-like line each, topologies from lab/topology with
 # cleanup on every exit path, and measurement helpers.
 
 KSFT_PASS=0
@@ -11,8 +11,10 @@ KSFT_SKIP=4
 
 SELFTESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SELFTESTS_DIR/.." && pwd)
-TOPOLOGY=$REPO/scripts/topology.py
-MEASURE=$REPO/scripts/measure.py
+# The lab's Python package (lab/): python3 -m lab.<module>, or a path below.
+export PYTHONPATH=$REPO${PYTHONPATH:+:$PYTHONPATH}
+TOPOLOGY=$REPO/lab/topology
+MEASURE=$REPO/lab/measure.py
 # The guest's python3 is Debian's; nothing here needs more than its stdlib.
 PYTHON=${PYTHON:-python3}
 

@@ -3,9 +3,9 @@
  * Differences between the kernels these modules build against (Debian's
  * 6.1 and 6.12, and whatever a user's workstation runs).
  *
- * The KC_* feature macros are not version checks: scripts/kcompat.sh looks
- * for each feature in the headers of the kernel being built against and the
- * Kbuild file passes what it found as -DKC_* flags, so a Debian stable
+ * The KC_* feature macros are not version checks: kcompat.sh, next to this
+ * file, looks for each feature in the headers of the kernel being built
+ * against and the Kbuild file passes what it found as -DKC_* flags, so a Debian stable
  * kernel that backports a change gets the new code path.
  */
 #ifndef _KCOMPAT_H

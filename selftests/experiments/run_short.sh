@@ -9,7 +9,7 @@ shift
 [ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
 require_module "$@"
 out=${EXPERIMENT_OUT:-$TMPD}/$name-short
-"$PYTHON" "$REPO/scripts/experiment.py" run "$name" --short --out "$out"
+"$PYTHON" -m lab.experiment run "$name" --short --out "$out"
 rc=$?
 [ -s "$out/README.md" ] && sed -n '/^## Every run/,/^## Figures/p' "$out/README.md" | sed 's/^/# /'
 [ $rc = 0 ] && exit $KSFT_PASS

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The middleware's tunnel on the paper's congestion-collapse topology
-# (scripts/experiments/tsm.toml): two growing UDP sources collapse the
+# (experiments/tsm.toml): two growing UDP sources collapse the
 # throughput at the sinks over RED and, each through a DCCP CCID 3 tunnel,
 # do not; 3 + 3 VoIP flows: the lower branch's full queue delays it by
 # about 4.8 s, and through one-packet tunnels the sinks get more.

@@ -20,7 +20,7 @@
 # 0.00149 (n = 1) and took 1.27 of its share (0.84 to 1.30 over n = 1, 2,
 # 4 and two runs); over RED 0.00209 beside 0.00251 and 0.94 to 1.19 of
 # its share in four runs of 30 or 40 s.  DropTail is measured in the
-# experiment (scripts/experiments/multfrc.toml, Fig. 6 b), not bounded
+# experiment (experiments/multfrc.toml, Fig. 6 b), not bounded
 # here.  FAIRNESS_QDISC=droptail runs this script over it.
 #
 # Why 10 s of warm-up: MulTFRC's first loss event comes while the Reno
@@ -46,7 +46,7 @@
 [ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
 require_module tcp_multfrc
 PARAM_N=/sys/module/tcp_multfrc/parameters/n
-TRACE="$PYTHON $REPO/scripts/multfrc_trace.py"
+TRACE="$PYTHON -m lab.tools.multfrc_trace"
 trap 'echo 1 > $PARAM_N; $TRACE stop 2>/dev/null; cleanup' EXIT
 
 secs=${FAIRNESS_SECS:-30}

@@ -23,7 +23,7 @@
 [ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
 require_cmd nft
 require_module tcp_multfrc
-TRACE="$PYTHON $REPO/scripts/multfrc_trace.py"
+TRACE="$PYTHON -m lab.tools.multfrc_trace"
 trap '$TRACE stop 2>/dev/null; cleanup' EXIT
 echo 1 > /sys/module/tcp_multfrc/parameters/n
 

@@ -8,7 +8,7 @@
 [ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
 require_cmd iperf3
 PARAMS=/sys/module/tcp_multfrc/parameters
-TRACE="$PYTHON $REPO/scripts/multfrc_trace.py"
+TRACE="$PYTHON -m lab.tools.multfrc_trace"
 root_cc=$(sysctl -n net.ipv4.tcp_congestion_control)
 trap '$TRACE stop 2>/dev/null; sysctl -qw net.ipv4.tcp_congestion_control=$root_cc
 cleanup; modprobe -r tcp_multfrc 2>/dev/null' EXIT

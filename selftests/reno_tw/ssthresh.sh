@@ -19,7 +19,7 @@
 require_cmd iperf3
 require_module tcp_reno_tw
 PARAMS=/sys/module/tcp_reno_tw/parameters
-PROBE="$PYTHON $REPO/scripts/tcp_probe.py"
+PROBE="$PYTHON -m lab.tools.tcp_probe"
 trap '$PROBE stop 2>/dev/null; cleanup' EXIT
 echo 200 > $PARAMS/initial_ssthresh
 echo 5 > $PARAMS/decrease_pct

@@ -10,7 +10,7 @@
 #    max(floor(cwnd * (100 - decrease_pct) / 100), 2), 95 % by default and
 #    50 % when the knob says so, a timeout to half the window, or the
 #    kernel's own raises to max(ssthresh, 3/4 cwnd) (undo of a spurious
-#    reduction, cwnd validation; scripts/tcp_probe.py classify);
+#    reduction, cwnd validation; lab/tools/tcp_probe.py classify);
 #  - a retransmission timeout collapses the window to one segment with
 #    ssthresh at half the window.
 
@@ -19,7 +19,7 @@
 require_cmd iperf3 tc
 require_module tcp_reno_tw
 PARAMS=/sys/module/tcp_reno_tw/parameters
-PROBE="$PYTHON $REPO/scripts/tcp_probe.py"
+PROBE="$PYTHON -m lab.tools.tcp_probe"
 trap '$PROBE stop 2>/dev/null; echo 200 > $PARAMS/initial_ssthresh; echo 5 > $PARAMS/decrease_pct; cleanup' EXIT
 # Whatever an earlier test left: start from the documented defaults.
 echo 200 > $PARAMS/initial_ssthresh
@@ -134,7 +134,7 @@ log "first change after the blackhole (t cwnd ssthresh -> ssthresh cwnd): '${rto
 check "the timeout collapsed the window to at most 2 segments" test -n "$rto"
 check "ssthresh after the timeout is half the window, not 95 %" \
 	"$PYTHON" -c "
-import sys; sys.path.insert(0, '$REPO/scripts'); import tcp_probe
+import sys; from lab.tools import tcp_probe
 t, c0, s0, s1, c1 = map(float, '${rto:-0 0 0 0 9}'.split())
 sys.exit(not tcp_probe.decreased(int(c0), int(s1), 50))"
 finish

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The compat feature checks find each feature in the headers that have it,
+and only there (uses the installed Debian header trees)."""
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "include",
+                      "compat", "kcompat.sh")
+
+
+def flags(tree):
+    out = subprocess.run(["sh", SCRIPT, tree], capture_output=True,
+                         text=True, check=True).stdout
+    return set(out.split())
+
+
+def tree(pattern):
+    found = sorted(glob.glob(f"/usr/src/linux-headers-{pattern}-common"))
+    return found[-1] if found else None
+
+
+class FeatureChecks(unittest.TestCase):
+    def test_6_1_has_old_cong_control(self):
+        t = tree("6.1.0-*")
+        if not t:
+            self.skipTest("no 6.1 headers installed")
+        self.assertNotIn("-DKC_CONG_CONTROL_ACK_FLAG", flags(t))
+
+    def test_6_12_has_new_cong_control(self):
+        t = tree("6.12.*")
+        if not t:
+            self.skipTest("no 6.12 headers installed")
+        self.assertIn("-DKC_CONG_CONTROL_ACK_FLAG", flags(t))
+
+    def test_6_1_flags(self):
+        t = tree("6.1.0-*")
+        if not t:
+            self.skipTest("no 6.1 headers installed")
+        self.assertEqual({"-DKC_PROTO_SENDPAGE", "-DKC_OPS_SENDPAGE_LOCKED"},
+                         flags(t))
+
+    def test_6_12_flags(self):
+        t = tree("6.12.*")
+        if not t:
+            self.skipTest("no 6.12 headers installed")
+        self.assertEqual({"-DKC_CONG_CONTROL_ACK_FLAG", "-DKC_ITER_IOV"},
+                         flags(t))
+
+    def test_unknown_header_fails_closed(self):
+        """A header that matches neither pattern of a probe names the probe
+        in a KCOMPAT_FAILED token (Kbuild stops on it), never a guess."""
+        t = tree("6.12.*") or tree("6.1.0-*")
+        if not t:
+            self.skipTest("no headers installed")
+        with tempfile.TemporaryDirectory() as d:
+            for h in ("net/tcp.h", "net/sock.h", "linux/uio.h",
+                      "linux/net.h"):
+                os.makedirs(os.path.join(d, "include", os.path.dirname(h)),
+                            exist_ok=True)
+                shutil.copy(os.path.join(t, "include", h),
+                            os.path.join(d, "include", h))
+            sock = os.path.join(d, "include", "net", "sock.h")
+            with open(sock) as f:
+                text = f.read()
+            with open(sock, "w") as f:
+                f.write(text.replace("(*sendpage)", "(*send_page)")
+                        .replace("(*splice_eof)", "(*splice_end)"))
+            out = flags(d)
+        self.assertIn("KCOMPAT_FAILED:KC_PROTO_SENDPAGE", out)
+        self.assertNotIn("-DKC_PROTO_SENDPAGE", out)
+
+    def test_bad_tree_is_an_error(self):
+        r = subprocess.run(["sh", SCRIPT, "/nonexistent"],
+                           capture_output=True)
+        self.assertNotEqual(r.returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the guest kernel log scanner on sample logs."""
+
+import contextlib
+import io
+import os
+import unittest
+
+from lab.vm import kmsg_scan
+
+DATA = os.path.join(os.path.dirname(__file__), "kmsg")
+
+
+def kinds(name, taint=None):
+    with open(os.path.join(DATA, name)) as f:
+        text = f.read()
+    return sorted({p.split(":", 1)[0] for p in kmsg_scan.scan(text, taint)})
+
+
+class ScanLogs(unittest.TestCase):
+    def test_clean_boot_is_clean(self):
+        self.assertEqual(kinds("clean-boot-6.1.log", 0), [])
+
+    def test_benign_bug_words_and_oe_taint_are_clean(self):
+        self.assertEqual(kinds("benign.log", 4096 | 8192), [])
+
+    def test_warn(self):
+        self.assertEqual(kinds("warn.log"), ["warn"])
+
+    def test_null_deref_oops(self):
+        self.assertEqual(kinds("oops.log"), ["bug", "oops"])
+
+    def test_lockdep(self):
+        self.assertEqual(kinds("lockdep.log"), ["lockdep"])
+
+    def test_refcount(self):
+        self.assertEqual(kinds("refcount.log"), ["refcount", "warn"])
+
+    def test_kasan(self):
+        self.assertEqual(kinds("kasan.log"), ["kasan"])
+
+    def test_soft_lockup(self):
+        self.assertEqual(kinds("softlockup.log"), ["soft-lockup"])
+
+    def test_hung_task(self):
+        self.assertEqual(kinds("hung-task.log"), ["hung-task"])
+
+    def test_rcu_stall(self):
+        self.assertEqual(kinds("rcu-stall.log"), ["rcu-stall"])
+
+    def test_sleeping_in_atomic(self):
+        self.assertEqual(kinds("sleeping-in-atomic.log"), ["bug"])
+
+    def test_tainted_line_with_die_flag(self):
+        self.assertEqual(kinds("taint-die.log"), ["taint"])
+
+    def test_caller_id_prefix(self):
+        text = "[   1.000000][  T412] WARNING: CPU: 0 PID: 412 at x.c:1 f+0x0/0x1\n"
+        self.assertEqual(len(kmsg_scan.scan(text)), 1)
+
+
+class Taint(unittest.TestCase):
+    def test_letters(self):
+        self.assertEqual(kmsg_scan.taint_letters(4096 | 8192), "OE")
+        self.assertEqual(kmsg_scan.taint_letters(512), "W")
+
+    def test_allowed(self):
+        self.assertEqual(kmsg_scan.bad_taint(0), "")
+        self.assertEqual(kmsg_scan.bad_taint(4096), "")
+        self.assertEqual(kmsg_scan.bad_taint(4096 | 8192), "")
+
+    def test_refused(self):
+        self.assertEqual(kmsg_scan.bad_taint(512 | 4096), "W")   # warned
+        self.assertEqual(kmsg_scan.bad_taint(128), "D")          # died
+        self.assertEqual(kmsg_scan.bad_taint(1), "P")            # proprietary
+        self.assertTrue(kmsg_scan.scan("", 512 | 8192))
+
+    def test_main_exit_status(self):
+        with contextlib.redirect_stdout(io.StringIO()):
+            self._main_exit_status()
+
+    def _main_exit_status(self):
+        self.assertEqual(kmsg_scan.main([os.path.join(DATA, "benign.log"),
+                                         "--taint", "12288"]), 0)
+        self.assertEqual(kmsg_scan.main([os.path.join(DATA, "warn.log")]), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the tcp_probe trace reader."""
+
+import unittest
+
+from lab.tools import tcp_probe
+
+
+def rec(t, cwnd, ssthresh, cookie="2a"):
+    return (f"          iperf3-412     [001] ..s1.  {t:.6f}: tcp_probe: "
+            f"family=AF_INET src=10.0.1.1:40000 dest=10.0.2.1:5201 "
+            f"mark=0x0 data_len=0 snd_nxt=0x1 snd_una=0x1 snd_cwnd={cwnd} "
+            f"ssthresh={ssthresh} snd_wnd=64000 srtt=40000 rcv_wnd=64000 "
+            f"sock_cookie={cookie}")
+
+
+TRACE = "\n".join([
+    "# tracer: nop",
+    rec(10.0, 10, 200, "1"),          # control connection
+    rec(10.5, 10, 200), rec(10.6, 20, 200), rec(10.7, 63, 200),
+    rec(10.8, 63, 59), rec(10.9, 60, 59), rec(11.0, 61, 59),
+    rec(11.1, 62, 58),                # decrease from 61 -> 58 (95 %)
+    rec(11.2, 1, 31),                 # RTO: halve 62 -> 31
+    rec(11.3, 2, 2147483647),         # undo raises it: not a decrease
+])
+
+
+class Parse(unittest.TestCase):
+    def test_flows_and_busiest(self):
+        flows = tcp_probe.parse(TRACE)
+        self.assertEqual(sorted(len(v) for v in flows.values()), [1, 9])
+        recs = tcp_probe.busiest(flows)
+        self.assertEqual(recs[0], (0.0, 10, 200))
+        self.assertEqual(len(recs), 9)
+
+    def test_changes(self):
+        recs = tcp_probe.busiest(tcp_probe.parse(TRACE))
+        chg = [c[1:] for c in tcp_probe.changes(recs)]
+        self.assertEqual(chg, [(63, 200, 59, 63), (61, 59, 58, 62),
+                               (62, 58, 31, 1), (1, 31, 2147483647, 2)])
+
+    def test_classify(self):
+        recs = tcp_probe.busiest(tcp_probe.parse(TRACE))
+        counts, others = tcp_probe.classify(tcp_probe.changes(recs), 5)
+        self.assertEqual(counts, {"congestion": 2, "timeout": 1,
+                                  "kernel": 0, "other": 1})
+        # Raising ssthresh to infinity is not an undo of the timeout's 31
+        # (the value before it was 58).
+        self.assertEqual(others[0][3], 2147483647)
+
+    def test_undo_and_wrong_factor(self):
+        chg = [(1.0, 100, 200, 95, 95),     # 95 %
+               (2.0, 95, 95, 200, 96),      # undo: back to 200
+               (3.0, 100, 200, 50, 100)]    # halving is not reno_tw's
+        counts, others = tcp_probe.classify(chg, 5)
+        self.assertEqual(counts, {"congestion": 1, "timeout": 0,
+                                  "kernel": 1, "other": 1})
+        counts, _ = tcp_probe.classify(chg[2:], 50)
+        self.assertEqual(counts["congestion"], 1)
+
+    def test_kernel_raise_to_three_quarters(self):
+        # Seen in a 6.1 guest: ssthresh 10 -> 12 at cwnd 15 (16 after).
+        chg = [(0.6, 15, 10, 12, 16), (0.7, 17, 12, 13, 18),
+               (0.8, 40, 13, 35, 41)]            # 35 > 3/4 of 42: other
+        counts, others = tcp_probe.classify(chg, 50)
+        self.assertEqual(counts["kernel"], 2)
+        self.assertEqual([o[3] for o in others], [35])
+
+    def test_congestion_event_may_raise_ssthresh(self):
+        # Seen in a 6.1 guest: ssthresh 40, window grew to 51, loss: 48.
+        counts, _ = tcp_probe.classify([(1.0, 51, 40, 48, 50)], 5)
+        self.assertEqual(counts["congestion"], 1)
+
+    def test_small_windows_floor(self):
+        self.assertTrue(tcp_probe.decreased(10, 9, 5, slack=0))
+        self.assertTrue(tcp_probe.decreased(2, 2, 5, slack=0))
+        self.assertFalse(tcp_probe.decreased(100, 96, 5, slack=0))
+
+    def test_empty(self):
+        self.assertEqual(tcp_probe.busiest(tcp_probe.parse("")), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

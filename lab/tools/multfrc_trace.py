@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Record and read MulTFRC's tracepoint, multfrc:multfrc_update (n, p, j,
+RTT, RTO, the equation's rate, the receive rate and the rate set, once per
+RTT and per loss event).
+
+  multfrc_trace.py start [--dport P]   enable it (for port P only)
+  multfrc_trace.py stop                disable it
+  multfrc_trace.py summary TRACE [--after S]
+      one line of means over the records S seconds after the first:
+      "records n p j_milli rtt_us x_calc rate slow_start_records"
+"""
+
+import argparse
+import re
+import sys
+
+from lab.tools import tcp_probe
+
+EVENT = "events/multfrc/multfrc_update"
+LINE = re.compile(r"\s(\d+\.\d+): multfrc_update: (.*)$")
+
+
+def parse(text):
+    """[(t, {field: int})] in trace order."""
+    recs = []
+    for line in text.splitlines():
+        m = LINE.search(line)
+        if m:
+            fields = dict(kv.split("=", 1) for kv in m.group(2).split())
+            recs.append((float(m.group(1)),
+                         {k: int(v) for k, v in fields.items()}))
+    return recs
+
+
+def summary(recs, after=0.0):
+    """Means over the records after the first `after` seconds; None if
+    there are none."""
+    if not recs:
+        return None
+    t0 = recs[0][0]
+    sel = [f for t, f in recs if t - t0 >= after]
+    if not sel:
+        return None
+    ca = [f for f in sel if not f["slow_start"]]
+
+    def mean(key, rs):
+        return sum(f[key] for f in rs) / len(rs) if rs else 0.0
+    return {
+        "records": len(sel),
+        "n": sel[-1]["n_milli"] / 1000,
+        "p": mean("p_ppb", ca) / 1e9,
+        "j_milli": mean("j_milli", ca),
+        "rtt_us": mean("rtt_us", sel),
+        "x_calc": mean("x_calc", ca),
+        "rate": mean("rate", sel),
+        "slow_start": len(sel) - len(ca),
+    }
+
+
+def start(dport=None):
+    tcp_probe.mount()
+    tcp_probe.tracing("tracing_on", "0")
+    tcp_probe.tracing("trace", "")
+    tcp_probe.tracing("buffer_size_kb", "16384")
+    tcp_probe.tracing(f"{EVENT}/filter",
+                      f"dport == {dport}" if dport else "0")
+    tcp_probe.tracing(f"{EVENT}/enable", "1")
+    tcp_probe.tracing("tracing_on", "1")
+
+
+def stop():
+    tcp_probe.tracing(f"{EVENT}/enable", "0")
+    tcp_probe.tracing(f"{EVENT}/filter", "0")
+    tcp_probe.tracing("tracing_on", "0")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    st = sub.add_parser("start")
+    st.add_argument("--dport", type=int)
+    sub.add_parser("stop")
+    sm = sub.add_parser("summary")
+    sm.add_argument("trace")
+    sm.add_argument("--after", type=float, default=0.0)
+    args = ap.parse_args(argv)
+    if args.cmd == "start":
+        start(args.dport)
+    elif args.cmd == "stop":
+        stop()
+    else:
+        with open(args.trace) as f:
+            s = summary(parse(f.read()), args.after)
+        if not s:
+            print("multfrc_trace: no records", file=sys.stderr)
+            return 1
+        print(" ".join(f"{s[k]:g}" for k in (
+            "records", "n", "p", "j_milli", "rtt_us", "x_calc", "rate",
+            "slow_start")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Record and read the tcp:tcp_probe tracepoint (cwnd and ssthresh per ACK).
+
+The tracepoint fires when an ACK reaches an established socket, before the
+ACK is processed, so each record holds the window the ACK found.  A change
+of ssthresh between two records was made while processing the first one's
+ACK (or by a timer in between).
+
+  tcp_probe.py start --dport P          enable the tracepoint for port P
+  tcp_probe.py stop                     disable it
+  tcp_probe.py flows TRACE              records per socket
+  tcp_probe.py records TRACE            "t cwnd ssthresh" of the busiest flow
+  tcp_probe.py changes TRACE            "t cwnd_before ssthresh_before
+                                        ssthresh_after cwnd_after" for every
+                                        change of ssthresh
+  tcp_probe.py decrease TRACE --pct P   classify every change of ssthresh
+                                        against a multiplicative decrease of
+                                        P percent: prints "congestion
+                                        timeout kernel other"
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+TRACEFS = "/sys/kernel/tracing"
+INFINITE_SSTHRESH = 0x7fffffff
+
+LINE = re.compile(r"\s(\d+\.\d+): tcp_probe: .*? snd_cwnd=(\d+) "
+                  r"ssthresh=(\d+) .*?sock_cookie=([0-9a-f]+)")
+
+
+def parse(text):
+    """{cookie: [(t, cwnd, ssthresh)]} from trace output."""
+    flows = {}
+    for line in text.splitlines():
+        m = LINE.search(line)
+        if m:
+            flows.setdefault(m.group(4), []).append(
+                (float(m.group(1)), int(m.group(2)), int(m.group(3))))
+    return flows
+
+
+def busiest(flows):
+    """Records of the flow with the most ACKs (the data connection, not
+    iperf3's control connection), times relative to its first record."""
+    if not flows:
+        return []
+    recs = max(flows.values(), key=len)
+    t0 = recs[0][0]
+    return [(t - t0, c, s) for t, c, s in recs]
+
+
+def changes(recs):
+    """[(t, cwnd_before, ssthresh_before, ssthresh_after, cwnd_after)] for
+    every change of ssthresh between two ACKs (the first value, set when
+    the connection started, is not a change)."""
+    return [(t1, c0, s0, s1, c1)
+            for (t0, c0, s0), (t1, c1, s1) in zip(recs, recs[1:]) if s1 != s0]
+
+
+def decreased(cwnd, ssthresh, pct, slack=2):
+    """ssthresh == max(floor(c * (100 - pct) / 100), 2) for the window c
+    the last ACK found, or up to `slack` segments more: a decrease started
+    by a timer (RACK, TLP) sees the window after that ACK grew it."""
+    return any(max(c * (100 - pct) // 100, 2) == ssthresh
+               for c in range(cwnd, cwnd + slack + 1))
+
+
+def kernel_raise(cwnd, ssthresh_before, ssthresh, slack=2):
+    """ssthresh == tcp_current_ssthresh() = max(ssthresh_before, 3/4 cwnd),
+    the value the kernel itself writes when it undoes a reduction found
+    spurious (prior_ssthresh), validates an application-limited window or
+    restarts after idle.  c as in decreased()."""
+    return any(max(ssthresh_before, (c >> 1) + (c >> 2)) == ssthresh
+               for c in range(cwnd, cwnd + slack + 1))
+
+
+def classify(chg, pct):
+    """Sort changes of ssthresh into what a Reno-style algorithm with a
+    decrease of pct percent, and the kernel around it, can do:
+      congestion: set to (100 - pct) % of the window (recovery, ECN);
+      timeout:    the window collapsed to 1-2 segments and ssthresh is
+                  half the window (RFC 5681 after an RTO);
+      kernel:     back to the value before the previous change, or raised
+                  to max(ssthresh, 3/4 cwnd) (tcp_current_ssthresh(): undo
+                  of a spurious reduction, cwnd validation, idle restart);
+      other:      anything else, which must never happen.
+    Returns ({kind: count}, [other changes])."""
+    counts = {"congestion": 0, "timeout": 0, "kernel": 0, "other": 0}
+    others = []
+    for i, (t, c0, s0, s1, c1) in enumerate(chg):
+        if c1 <= 2 and decreased(c0, s1, 50):
+            kind = "timeout"
+        elif decreased(c0, s1, pct):
+            # May be above the old value: the window grew past it.
+            kind = "congestion"
+        elif (i > 0 and s1 == chg[i - 1][2]) or \
+                (s1 > s0 and kernel_raise(c0, s0, s1)):
+            kind = "kernel"
+        else:
+            kind = "other"
+            others.append((t, c0, s0, s1, c1))
+        counts[kind] += 1
+    return counts, others
+
+
+def tracing(path, value):
+    with open(os.path.join(TRACEFS, path), "w") as f:
+        f.write(value)
+
+
+def mount():
+    """tracefs, mounted if the guest has not yet."""
+    if not os.path.exists(os.path.join(TRACEFS, "events")):
+        subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS],
+                       check=True)
+
+
+def start(dport):
+    mount()
+    tracing("tracing_on", "0")
+    tracing("trace", "")
+    tracing("buffer_size_kb", "16384")
+    tracing("events/tcp/tcp_probe/filter", f"dport == {dport}")
+    tracing("events/tcp/tcp_probe/enable", "1")
+    tracing("tracing_on", "1")
+
+
+def stop():
+    tracing("events/tcp/tcp_probe/enable", "0")
+    tracing("events/tcp/tcp_probe/filter", "0")
+    tracing("tracing_on", "0")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["start", "stop", "flows", "records",
+                                     "changes", "decrease"])
+    ap.add_argument("trace", nargs="?")
+    ap.add_argument("--dport", type=int, default=5201)
+    ap.add_argument("--pct", type=int, default=50)
+    args = ap.parse_args(argv)
+    if args.what == "start":
+        start(args.dport)
+        return 0
+    if args.what == "stop":
+        stop()
+        return 0
+    if not args.trace:
+        ap.error("TRACE file needed")
+    with open(args.trace) as f:
+        flows = parse(f.read())
+    if args.what == "flows":
+        for cookie, recs in flows.items():
+            print(cookie, len(recs))
+    elif args.what == "records":
+        for t, c, s in busiest(flows):
+            print(f"{t:.6f} {c} {s}")
+    elif args.what == "changes":
+        for change in changes(busiest(flows)):
+            print("%.6f %d %d %d %d" % change)
+    else:
+        counts, others = classify(changes(busiest(flows)), args.pct)
+        for change in others:
+            print("unexplained ssthresh change (t cwnd ssthresh -> "
+                  "ssthresh cwnd): %.6f %d %d %d %d" % change,
+                  file=sys.stderr)
+        print(counts["congestion"], counts["timeout"], counts["kernel"],
+              counts["other"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
