@@ -41,14 +41,16 @@ class FeatureChecks(unittest.TestCase):
         t = tree("6.1.0-*")
         if not t:
             self.skipTest("no 6.1 headers installed")
-        self.assertEqual({"-DKC_PROTO_SENDPAGE", "-DKC_OPS_SENDPAGE_LOCKED"},
-                         flags(t))
+        # Debian's 6.1 carries sk_use_task_frag (a 6.2 change) backported.
+        self.assertEqual({"-DKC_PROTO_SENDPAGE", "-DKC_OPS_SENDPAGE_LOCKED",
+                          "-DKC_SK_USE_TASK_FRAG"}, flags(t))
 
     def test_6_12_flags(self):
         t = tree("6.12.*")
         if not t:
             self.skipTest("no 6.12 headers installed")
-        self.assertEqual({"-DKC_CONG_CONTROL_ACK_FLAG", "-DKC_ITER_IOV"},
+        self.assertEqual({"-DKC_CONG_CONTROL_ACK_FLAG", "-DKC_ITER_IOV",
+                          "-DKC_SK_USE_TASK_FRAG", "-DKC_TCP_SPLICE_PAGES"},
                          flags(t))
 
     def test_unknown_header_fails_closed(self):
