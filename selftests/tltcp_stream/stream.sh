@@ -20,11 +20,12 @@
 # 32/32 I, 61/93 P, 75/248 B frames (205 gaps, 1395640 bytes, all of them
 # abandoned by the sender); per-frame deadlines 4/32 I, 12/93 P, 22/248 B.
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
 SEND=$REPO/tools/tltcp_stream/tltcp_stream_send
 RECV=$REPO/tools/tltcp_stream/tltcp_stream_recv
-[ -x "$SEND" ] && [ -x "$RECV" ] || skip "tools/tltcp_stream not built (make tools)"
-require_module tltcp
+[ -x "$SEND" ] && [ -x "$RECV" ] || lib_skip "tools/tltcp_stream not built (make tools)"
+lib_require_module tltcp
 PORT=5401
 
 # stream_run NAME FAMILY [sender options]: the receiver in d1, the sender
@@ -32,19 +33,19 @@ PORT=5401
 stream_run() {
 	local name=$1 fam=$2 ip=IP${2}_d1 rx
 	shift 2
-	nsx d1 "$RECV" $PORT -"$fam" -J -o "$TMPD/$name.rx" \
+	lib_nsx d1 "$RECV" $PORT -"$fam" -J -o "$TMPD/$name.rx" \
 		-f "$TMPD/$name.csv" -T 60 2> "$TMPD/$name.rx.err" &
 	rx=$!
-	wait_listen d1 $PORT || return 1
-	if ! nsx s1 "$SEND" "${!ip}" $PORT -J -o "$TMPD/$name.tx" "$@" \
+	lib_wait_listen d1 $PORT || return 1
+	if ! lib_nsx s1 "$SEND" "${!ip}" $PORT -J -o "$TMPD/$name.tx" "$@" \
 		2> "$TMPD/$name.tx.err"; then
-		log "$name: sender failed: $(cat "$TMPD/$name.tx.err")"
+		lib_log "$name: sender failed: $(cat "$TMPD/$name.tx.err")"
 		kill $rx 2>/dev/null
 		wait $rx
 		return 1
 	fi
 	if ! wait $rx; then
-		log "$name: receiver failed: $(cat "$TMPD/$name.rx.err")"
+		lib_log "$name: receiver failed: $(cat "$TMPD/$name.rx.err")"
 		return 1
 	fi
 }
@@ -94,11 +95,11 @@ report() {
 		read -r total whole part lost late disp <<< "$(val "$1.rx" \
 			frames.$t.total frames.$t.whole frames.$t.partial \
 			frames.$t.lost frames.$t.late frames.$t.displayed)"
-		log "$1: $t frames: $total, $whole whole ($late late), $part partial, $lost lost, $disp displayed"
+		lib_log "$1: $t frames: $total, $whole whole ($late late), $part partial, $lost lost, $disp displayed"
 	done
-	log "$1: receiver: $(val "$1.rx" data_bytes gaps gap_bytes | \
+	lib_log "$1: receiver: $(val "$1.rx" data_bytes gaps gap_bytes | \
 		awk '{ print $1 " data bytes, " $2 " gaps of " $3 " bytes" }')"
-	log "$1: sender: $(val "$1.tx" tl_info.bytes_offered \
+	lib_log "$1: sender: $(val "$1.tx" tl_info.bytes_offered \
 		tl_info.bytes_sent tl_info.bytes_abandoned \
 		tl_info.sections_abandoned_unsent \
 		tl_info.sections_abandoned_partial tl_info.bytes_obsolete_late | \
@@ -132,69 +133,69 @@ nothing_abandoned() {
 }
 
 # ---- a link faster than the stream --------------------------------------
-topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
+lib_topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
 for run in "fast4 4 -t 8" "fast6 6 -t 5"; do
 	read -r name fam opts <<< "$run"
 	stream_run "$name" "$fam" $opts
 	rc=$?
 	load "$name"
 	if [ $rc != 0 ]; then
-		check "$name: the stream ran" false
+		lib_check "$name: the stream ran" false
 		continue
 	fi
 	report "$name"
-	check "$name: the receiver got the stream intact" intact "$name"
-	check "$name: 10 Mbit/s, IPv$fam: every frame displayed" \
+	lib_check "$name: the receiver got the stream intact" intact "$name"
+	lib_check "$name: 10 Mbit/s, IPv$fam: every frame displayed" \
 		every_frame_displayed "$name"
-	check "$name: no gaps, nothing abandoned" nothing_abandoned "$name"
+	lib_check "$name: no gaps, nothing abandoned" nothing_abandoned "$name"
 done
-topo_down
+lib_topo_down
 
 # ---- a link slower than the stream --------------------------------------
 # The same stream twice: with the paper's deadlines, and with every frame's
 # own playout time as its deadline.
-topo_up dumbbell --rate 1500kbit --delay 10ms --queue bdp
+lib_topo_up dumbbell --rate 1500kbit --delay 10ms --queue bdp
 for run in "slow paper" "slowframe frame"; do
 	read -r name mode <<< "$run"
 	stream_run $name 4 -t 15 --deadlines $mode
 	rc=$?
 	load $name
 	if [ $rc != 0 ]; then
-		check "$name: the stream ran" false
+		lib_check "$name: the stream ran" false
 		continue
 	fi
 	report $name
 	read -r gaps gapb data <<< "$(val "$name.rx" gaps gap_bytes data_bytes)"
 	read -r offered sent abandoned <<< "$(val "$name.tx" \
 		tl_info.bytes_offered tl_info.bytes_sent tl_info.bytes_abandoned)"
-	check "$name: the receiver got the stream intact" intact $name
-	check "$name: 1.5 Mbit/s: gaps occur" at_least "$gaps" 1
-	check "$name: gap bytes at the receiver ($gapb) == bytes abandoned by the sender ($abandoned)" \
+	lib_check "$name: the receiver got the stream intact" intact $name
+	lib_check "$name: 1.5 Mbit/s: gaps occur" lib_at_least "$gaps" 1
+	lib_check "$name: gap bytes at the receiver ($gapb) == bytes abandoned by the sender ($abandoned)" \
 		test "$gapb" = "$abandoned" -a "$abandoned" -gt 0
-	check "$name: data bytes at the receiver == bytes the sender handed to TCP" \
+	lib_check "$name: data bytes at the receiver == bytes the sender handed to TCP" \
 		test "$data" = "$sent"
-	check "$name: data + gap bytes == bytes offered" \
+	lib_check "$name: data + gap bytes == bytes offered" \
 		test $((data + gapb)) = "$offered"
 done
-topo_down
+lib_topo_down
 
 # displayed FRACTION_KEY NAME: a displayed fraction from a receiver report.
 displayed() { val "$2.rx" "frames.$1.displayed_fraction"; }
 if [ -s "$TMPD/slow.rx" ]; then
 	i=$(displayed I slow) b=$(displayed B slow) p=$(displayed P slow)
-	log "slow, paper's deadlines: displayed I $i, P $p, B $b"
-	check "slow: I frames displayed at a higher fraction than B frames ($i > $b)" \
+	lib_log "slow, paper's deadlines: displayed I $i, P $p, B $b"
+	lib_check "slow: I frames displayed at a higher fraction than B frames ($i > $b)" \
 		awk -v i="$i" -v b="$b" 'BEGIN { exit !(i > b) }'
-	check "slow: I frames displayed at a higher fraction than P frames ($i > $p)" \
+	lib_check "slow: I frames displayed at a higher fraction than P frames ($i > $p)" \
 		awk -v i="$i" -v p="$p" 'BEGIN { exit !(i > p) }'
 fi
 if [ -s "$TMPD/slow.rx" ] && [ -s "$TMPD/slowframe.rx" ]; then
 	i=$(displayed I slow) fi=$(displayed I slowframe)
 	a=$(displayed all slow) fa=$(displayed all slowframe)
-	log "slowframe, each frame's own deadline: displayed I $fi, all $fa"
-	check "slow: the paper's deadlines display more I frames than per-frame deadlines ($i > $fi)" \
+	lib_log "slowframe, each frame's own deadline: displayed I $fi, all $fa"
+	lib_check "slow: the paper's deadlines display more I frames than per-frame deadlines ($i > $fi)" \
 		awk -v a="$i" -v b="$fi" 'BEGIN { exit !(a > b) }'
-	check "slow: and more frames in all ($a > $fa)" \
+	lib_check "slow: and more frames in all ($a > $fa)" \
 		awk -v a="$a" -v b="$fa" 'BEGIN { exit !(a > b) }'
 fi
-finish
+lib_finish
