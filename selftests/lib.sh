@@ -3,8 +3,8 @@
 #
 # Shared helpers for the shell selftests: kselftest exit codes, checks that
 # print one TAP line each and the plan at the end, topologies from
-# scripts/topology.py with cleanup on every exit path, and measurement
-# helpers.
+# scripts/topology.py with cleanup on every exit path, measurement helpers
+# and one JSON reader.
 #
 # Sourcing this file only defines; a test starts with lib_init, which
 # makes the temporary directory, installs the exit handler and skips
@@ -231,4 +231,44 @@ lib_flowgen_flow() {
 		return 1
 	fi
 	wait $srv
+}
+
+# lib_flowgen_summary FILE KEY...: values from a flowgen report's summary
+# (FILE.snd: the sender's), on one line; tl.KEY from its "tltcp" object
+# (the module's TL_INFO counters); -1 for what the report lacks.
+lib_flowgen_summary() {
+	local file=$1 k e=
+
+	shift
+	for k in "$@"; do
+		case $k in
+		tl.*)	e+="d['summary'].get('tltcp', {}).get('${k#tl.}', -1), " ;;
+		*)	e+="d['summary'].get('$k', -1), " ;;
+		esac
+	done
+	lib_json "$file" "($e)"
+}
+
+# lib_json FILE [EXPR...]: read a JSON file, the one reader of the tests.
+# Each EXPR, Python over the file's object d, prints a line: its value, a
+# tuple's items separated by spaces.  Without EXPR, every leaf of d prints
+# as "dotted.key<TAB>value", whitespace collapsed, booleans true/false.
+# Nothing printed and status 1 for a file that is missing or not JSON
+# (a traceback on stderr).  One Python start: most of a second under TCG.
+lib_json() {
+	"$PYTHON" -c 'import json, sys
+def leaves(path, v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from leaves(path + [k], x)
+    else:
+        v = str(v).lower() if isinstance(v, bool) else str(v)
+        yield ".".join(path), " ".join(v.split())
+d = json.load(open(sys.argv[1]))
+for e in sys.argv[2:]:
+    v = eval(e)
+    print(*v) if isinstance(v, tuple) else print(v)
+if len(sys.argv) == 2:
+    for k, v in leaves([], d):
+        print(k, v, sep="\t")' "$@"
 }

@@ -30,9 +30,8 @@ for spec in 2:5000000 3:2000000; do
 	lib_check "CCID $ccid stays below the link rate" lib_at_most "${rate:-0}" 10000000
 done
 
-read -r x p rtt <<< "$("$PYTHON" -c "
-import json; iv = json.load(open('$TMPD/ccid3.json.snd'))['intervals'][-2]
-print(iv.get('x', -1), iv.get('p', -1), iv.get('rtt_us', -1))")"
+read -r x p rtt <<< "$(lib_json "$TMPD/ccid3.json.snd" \
+	"tuple(d['intervals'][-2].get(k, -1) for k in ('x', 'p', 'rtt_us'))")"
 lib_log "CCID 3 sender at the end: X $x bit/s, p $p, RTT $rtt us"
 lib_check "CCID 3 reports its allowed rate X" lib_at_least "$x" 1000000
 lib_check "CCID 3 reports a loss event rate in [0, 1)" \

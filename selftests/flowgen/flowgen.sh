@@ -20,9 +20,8 @@ lib_log "TCP goodput after 2 s: iperf3 $ip bit/s, flowgen $fg bit/s"
 lib_check "flowgen TCP goodput within 3% of iperf3's" lib_within "${fg:-0}" "${ip:-1}" 3
 
 lib_flowgen_flow s1 d1 "$TMPD/udp.json" -P udp -r 2M -l 1000 -t 5
-read -r rate lost pkts owd <<< "$("$PYTHON" -c "
-import json; d = json.load(open('$TMPD/udp.json'))['summary']
-print(d['bits_per_second'], d['lost'], d['packets'], d['mean_one_way_delay'])")"
+read -r rate lost pkts owd <<< "$(lib_json "$TMPD/udp.json" "tuple(d['summary'][k]
+	for k in ('bits_per_second', 'lost', 'packets', 'mean_one_way_delay'))")"
 lib_log "UDP 2 Mbit/s: received ${rate} bit/s, $pkts datagrams, $lost lost, one-way delay ${owd}s"
 lib_check "UDP receiver rate within 3% of 2 Mbit/s" lib_within "${rate:-0}" 2000000 3
 lib_check "no datagram lost on an uncongested link" test "$lost" = 0

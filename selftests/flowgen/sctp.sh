@@ -35,21 +35,15 @@ sections="-D 1000,0.002,0.3 -t 8"
 lib_flowgen_flow s1 d1 "$TMPD/tcp.json" $sections
 lib_flowgen_flow s1 d1 "$TMPD/sctp.json" -P sctp $sections
 
-# summary FILE KEY...: values from a receiver's (or, .snd, sender's) summary
-summary() {
-	"$PYTHON" -c "import json, sys
-s = json.load(open(sys.argv[1]))['summary']
-print(*(s.get(k, -1) for k in sys.argv[2:]))" "$@"
-}
 for t in tcp sctp; do
-	read -r offered bytes <<< "$(summary "$TMPD/$t.json.snd" sections_offered bytes_offered)"
-	read -r got on_time missing on_bytes <<< "$(summary "$TMPD/$t.json" \
+	read -r offered bytes <<< "$(lib_flowgen_summary "$TMPD/$t.json.snd" sections_offered bytes_offered)"
+	read -r got on_time missing on_bytes <<< "$(lib_flowgen_summary "$TMPD/$t.json" \
 		sections sections_on_time sections_missing on_time_bytes)"
 	frac=$(awk -v a="$on_bytes" -v b="$bytes" 'BEGIN { printf "%.3f", a / b }')
 	eval "${t}_frac=$frac ${t}_missing=$missing ${t}_got=$got ${t}_offered=$offered ${t}_on_time=$on_time"
 	lib_log "$t: $offered sections offered, $got received, $on_time on time, $missing missing; $frac of the offered bytes on time"
 done
-read -r unsent sent <<< "$(summary "$TMPD/sctp.json.snd" abandoned_unsent abandoned_sent)"
+read -r unsent sent <<< "$(lib_flowgen_summary "$TMPD/sctp.json.snd" abandoned_unsent abandoned_sent)"
 lib_log "PR-SCTP abandoned $unsent messages unsent and $sent sent"
 
 lib_check "TCP delivers every section" test "$tcp_got" = "$tcp_offered" -a "$tcp_missing" = 0

@@ -17,26 +17,14 @@ lib_init
 [ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
 lib_require_module tltcp
 
-# summary FILE KEY...: values from a report's summary; tl.KEY from its
-# "tltcp" object (the module's TL_INFO counters).
-summary() {
-	"$PYTHON" -c "import json, sys
-s = json.load(open(sys.argv[1]))['summary']
-def get(k):
-    if k.startswith('tl.'):
-        return s.get('tltcp', {}).get(k[3:], -1)
-    return s.get(k, -1)
-print(*(get(k) for k in sys.argv[2:]))" "$@"
-}
-
 lib_topo_up dumbbell --rate 2mbit --delay 25ms --queue bdp
 
 # Generous deadlines: 25 kB every 200 ms, 2 s to live.
 lib_flowgen_flow s1 d1 "$TMPD/easy.json" -P tltcp -D 25000,0.2,2 -t 8 || \
 	lib_log "the generous flow failed"
-read -r offered bytes abandoned sent drained <<< "$(summary "$TMPD/easy.json.snd" \
+read -r offered bytes abandoned sent drained <<< "$(lib_flowgen_summary "$TMPD/easy.json.snd" \
 	sections_offered bytes_offered tl.bytes_abandoned tl.bytes_sent tl.drained)"
-read -r got on_time on_bytes late gap gaps rbytes <<< "$(summary "$TMPD/easy.json" \
+read -r got on_time on_bytes late gap gaps rbytes <<< "$(lib_flowgen_summary "$TMPD/easy.json" \
 	sections sections_on_time on_time_bytes late_bytes gap_bytes gaps bytes)"
 lib_log "generous: $offered sections offered ($bytes bytes), $got received, $on_time on time; $on_bytes bytes on time, $late late, $gap in $gaps gaps; module sent $sent, abandoned $abandoned"
 lib_check "generous deadlines: every section arrives whole and on time" \
@@ -56,17 +44,17 @@ lib_flowgen_flow s1 d1 "$TMPD/ahead.json" -P tltcp $sections -A || lib_log "the 
 lib_flowgen_flow s1 d1 "$TMPD/tcp.json" $sections || lib_log "the TCP flow failed"
 
 read -r offered bytes abandoned sent late_sent retrans tl_offered drained \
-	<<< "$(summary "$TMPD/tl.json.snd" sections_offered bytes_offered \
+	<<< "$(lib_flowgen_summary "$TMPD/tl.json.snd" sections_offered bytes_offered \
 	tl.bytes_abandoned tl.bytes_sent tl.bytes_obsolete_late \
 	tl.bytes_obsolete_retrans tl.sections_offered tl.drained)"
-read -r rbytes on_bytes late gap gaps missing rgaps rgap_bytes <<< "$(summary "$TMPD/tl.json" \
+read -r rbytes on_bytes late gap gaps missing rgaps rgap_bytes <<< "$(lib_flowgen_summary "$TMPD/tl.json" \
 	bytes on_time_bytes late_bytes gap_bytes gaps sections_missing \
 	tl.gaps_received tl.bytes_gap)"
-read -r a_abandoned a_sent a_late_sent <<< "$(summary "$TMPD/ahead.json.snd" \
+read -r a_abandoned a_sent a_late_sent <<< "$(lib_flowgen_summary "$TMPD/ahead.json.snd" \
 	tl.bytes_abandoned tl.bytes_sent tl.bytes_obsolete_late)"
-read -r a_rbytes a_on a_late a_gap <<< "$(summary "$TMPD/ahead.json" \
+read -r a_rbytes a_on a_late a_gap <<< "$(lib_flowgen_summary "$TMPD/ahead.json" \
 	bytes on_time_bytes late_bytes gap_bytes)"
-read -r tcp_on tcp_bytes <<< "$(summary "$TMPD/tcp.json" on_time_bytes bytes)"
+read -r tcp_on tcp_bytes <<< "$(lib_flowgen_summary "$TMPD/tcp.json" on_time_bytes bytes)"
 lib_log "TLTCP: $offered sections ($bytes bytes) offered; module sent $sent, abandoned $abandoned ($late_sent sent after their deadline, ~$retrans retransmitted obsolete)"
 lib_log "TLTCP receiver: $rbytes bytes, $on_bytes on time, $late late; $gap bytes in $gaps gaps ($missing sections only a gap)"
 lib_log "TLTCP -A: module sent $a_sent, abandoned $a_abandoned ($a_late_sent after the sender's deadline); receiver: $a_rbytes bytes, $a_on on time, $a_late late, $a_gap in gaps"

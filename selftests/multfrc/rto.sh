@@ -58,23 +58,25 @@ flow_started() {
 # lying between wall-clock times FROM and TO; FROM "first-after:T" means
 # one second from the first interval after T that received bytes.
 goodput() {
-	"$PYTHON" - "$@" <<-'EOF'
-		import json, sys
-		d = json.load(open(sys.argv[1]))
-		ivs = [(d["epoch"] + i["start"], i["seconds"], i["bytes"])
-		       for i in d["intervals"]]
-		lo, hi = sys.argv[2], float(sys.argv[3])
-		if lo.startswith("first-after:"):
-		    t = float(lo.split(":")[1])
-		    lo = next((s for s, _, b in ivs if s >= t and b), None)
-		    if lo is None:
-		        print(0); sys.exit()
-		    hi = lo + hi
-		lo = float(lo)
-		sel = [(n, b) for s, n, b in ivs if s >= lo - 1e-3 and s + n <= hi + 1e-3]
-		secs = sum(n for n, _ in sel)
-		print(f"{sum(b for _, b in sel) * 8 / secs:.0f}" if secs else 0)
-	EOF
+	lib_json "$1" "'\n'.join('%r %r %r' % (d['epoch'] + i['start'],
+		i['seconds'], i['bytes']) for i in d['intervals'])" |
+	awk -v lo="$2" -v hi="$3" '
+		NF { s[++k] = $1; n[k] = $2; b[k] = $3 }
+		END {
+			if (lo ~ /^first-after:/) {
+				t = substr(lo, 13) + 0
+				for (i = 1; i <= k && !(s[i] >= t && b[i] != 0); i++)
+					;
+				if (i > k) { print 0; exit }
+				lo = s[i]; hi = lo + hi
+			}
+			for (i = 1; i <= k; i++)
+				if (s[i] >= lo - 1e-3 && s[i] + n[i] <= hi + 1e-3) {
+					secs += n[i]; bytes += b[i]
+				}
+			if (secs) printf "%.0f\n", bytes * 8 / secs
+			else print 0
+		}'
 }
 
 lib_topo_up dumbbell --rate 5mbit --delay 25ms --queue bdp
@@ -101,11 +103,10 @@ lib_log "goodput: $before bit/s in the second before the blackhole ($(awk -v a=$
 lib_check "before the blackhole: above 2 Mbit/s (steady state)" lib_at_least "${before:-0}" 2000000
 lib_check "after the RTO: at least 0.4 x the goodput before" \
 	awk -v a="${after:-0}" -v b="${before:-0}" 'BEGIN { exit !(b > 0 && a >= 0.4 * b) }'
-"$PYTHON" -c "import json
-d = json.load(open('$TMPD/steady.json'))
-print('# receiver, time from the blackhole:kbit/s per interval:',
-      ' '.join('%.1f:%d' % (d['epoch'] + i['start'] - $t0, i['bytes'] * 8e-3 / i['seconds'])
-               for i in d['intervals'] if -1.5 <= d['epoch'] + i['start'] - $t0 < 2.5))"
+lib_log "receiver, time from the blackhole:kbit/s per interval: $(lib_json \
+	"$TMPD/steady.json" "' '.join('%.1f:%d' % (d['epoch'] + i['start'] - $t0,
+	i['bytes'] * 8e-3 / i['seconds']) for i in d['intervals']
+	if -1.5 <= d['epoch'] + i['start'] - $t0 < 2.5)")"
 
 # 2. Every data segment dropped for the first 0.5 s.
 $TRACE start --dport 5301

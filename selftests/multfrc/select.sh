@@ -94,8 +94,7 @@ traced() {
 	kill $reader 2>/dev/null; wait $reader 2>/dev/null
 	local n
 	n=$($TRACE summary "$TMPD/$1.trace" | cut -d' ' -f2)
-	echo "${n:-none} $("$PYTHON" -c "import json
-print(json.load(open('$TMPD/$1.json.snd')).get('congestion'))")"
+	echo "${n:-none} $(lib_json "$TMPD/$1.json.snd" "d.get('congestion')")"
 }
 for spec in multfrc:2.5 multfrc_2:2 multfrc_0.5:0.5; do
 	cc=${spec%%:*} n=${spec#*:}
@@ -108,8 +107,7 @@ done
 lib_nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
 lib_wait_listen d1 5201
 lib_nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t 2 -C multfrc_2 -J > "$TMPD/iperf.json" 2>&1
-used=$("$PYTHON" -c "import json
-print(json.load(open('$TMPD/iperf.json'))['end'].get('sender_tcp_congestion'))")
+used=$(lib_json "$TMPD/iperf.json" "d['end'].get('sender_tcp_congestion')")
 lib_check "iperf3 -C multfrc_2 runs multfrc_2" test "$used" = multfrc_2
 
 # A namespace may only default to an unrestricted algorithm (EPERM), and
@@ -118,8 +116,7 @@ lib_topo_down
 sysctl -qw net.ipv4.tcp_congestion_control=multfrc
 lib_topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
 lib_flowgen_flow s1 d1 "$TMPD/default.json" -t 2
-used=$("$PYTHON" -c "import json
-print(json.load(open('$TMPD/default.json.snd')).get('congestion'))")
+used=$(lib_json "$TMPD/default.json.snd" "d.get('congestion')")
 lib_check "the default sysctl selects multfrc" test "$used" = multfrc
 lib_topo_down
 sysctl -qw net.ipv4.tcp_congestion_control="$root_cc"

@@ -25,17 +25,8 @@ lib_log "kernel default $DEFAULT; allowed: $(sysctl -n net.ipv4.tcp_allowed_cong
 
 lib_topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
 
-# json_cc FILE: the sender's congestion control in iperf3's report.
-json_cc() {
-	"$PYTHON" -c 'import json, sys
-print(json.load(open(sys.argv[1]))["end"].get("sender_tcp_congestion", "?"))' "$1"
-}
-
-# json_bytes FILE: bytes the receiver got.
-json_bytes() {
-	"$PYTHON" -c 'import json, sys
-print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"])' "$1"
-}
+# iperf_cc FILE: the sender's congestion control in iperf3's report.
+iperf_cc() { lib_json "$1" "d['end'].get('sender_tcp_congestion', '?')"; }
 
 # 1. Scavenger through tsm run, as root.
 out=$TMPD/scav.json
@@ -62,10 +53,10 @@ n_ss=$(grep -c "rtt:" <<< "$ss_out")
 n_mf=$(grep -c " multfrc_0.5 " <<< "$ss_out")
 lib_check "scavenger: ss -ti shows multfrc_0.5 on all $n_ss sender sockets" \
 	test "$n_ss" -ge 2 -a "$n_mf" = "$n_ss"
-cc=$(json_cc "$out")
+cc=$(iperf_cc "$out")
 lib_check "scavenger: iperf3 reports sender cc $cc (multfrc_0.5)" \
 	test "$cc" = multfrc_0.5
-bytes=$(json_bytes "$out")
+bytes=$(lib_json "$out" "d['end']['sum_received']['bytes']")
 lib_check "scavenger: data arrived ($bytes bytes in 4 s)" lib_at_least "$bytes" 500000
 n_rd=$(grep -c " $DEFAULT " <<< "$rss")
 lib_check "scavenger: the receiver, not preloaded, keeps $DEFAULT ($n_rd sockets)" \
@@ -84,7 +75,7 @@ sed 's/^/#   stderr: /' "$out.err"
 lib_check "unprivileged: iperf3 succeeds" test $rc = 0
 lib_check "unprivileged: one line says multfrc_0.5 is not allowed" \
 	test "$(grep -c "fallback from multfrc_0.5 (not in tcp_allowed_congestion_control)" "$out.err")" = 1
-cc=$(json_cc "$out")
+cc=$(iperf_cc "$out")
 lib_check "unprivileged: iperf3 reports sender cc $cc ($DEFAULT)" \
 	test "$cc" = "$DEFAULT"
 
