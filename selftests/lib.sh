@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Shared helpers for the shell selftests: kselftest exit codes, checks that
-# print one TAP line each and the plan at the end, topologies from
-# scripts/topology.py with cleanup on every exit path, measurement helpers
-# and one JSON reader.
+# print one TAP-like line each, topologies from scripts/topology.py with
+# cleanup on every exit path, and measurement helpers.
 #
-# Sourcing this file only defines; a test starts with lib_init, which
-# makes the temporary directory, installs the exit handler and skips
-# unless root.  Every helper is named lib_*.  A test's own EXIT trap must
-# call lib_cleanup.
+# Sourcing this file only defines: a test calls lib_init first (the
+# temporary directory TMPD, the exit handler, a skip unless root), and a
+# test's own EXIT trap ends with lib_cleanup.  Every helper is named lib_*
+# and has its arguments in the comment line above it.  The result lines
+# are TAP, the plan ("1..N") after them; lib_json is the one JSON reader.
 
 KSFT_PASS=0
 KSFT_FAIL=1
