@@ -19,7 +19,7 @@
 # each with LATER=1, its selection of what depends on the kernel's
 # version: see their Makefiles.  The shape checks test this project's
 # library over the same qdiscs, flowgen is user space over the kernel's
-# TCP, DCCP and SCTP, and the streaming example uses only what
+# TCP, DCCP and SCTP, and the streaming example (tltcp_stream) uses only what
 # selftests/tltcp checks on every kernel), ENV_FIRST and ENV_LATER (the
 # environment of the first and of the other kernels' selftests, default
 # "FAIRNESS_N=1,4" and "FAIRNESS_N=2": MulTFRC(1) and MulTFRC(4) against

@@ -4,6 +4,12 @@
 # Shared helpers for the shell selftests: kselftest exit codes, checks that
 # print one TAP-like line each, topologies from lab/topology with
 # cleanup on every exit path, and measurement helpers.
+#
+# Sourcing this file only defines: a test calls lib_init first (the
+# temporary directory TMPD, the exit handler, a skip unless root), and a
+# test's own EXIT trap ends with lib_cleanup.  Every helper is named lib_*
+# and has its arguments in the comment line above it.  The result lines
+# are TAP, the plan ("1..N") after them; lib_json is the one JSON reader.
 
 KSFT_PASS=0
 KSFT_FAIL=1
@@ -17,14 +23,27 @@ TOPOLOGY=$REPO/lab/topology
 MEASURE=$REPO/lab/measure.py
 # The guest's python3 is Debian's; nothing here needs more than its stdlib.
 PYTHON=${PYTHON:-python3}
+FLOWGEN=$REPO/tools/flowgen/flowgen
 
-TMPD=$(mktemp -d /tmp/selftest.XXXXXX)
+TMPD=
 TOPO_STATES=()
 CHECKS_FAILED=0
 CHECKS_RUN=0
+# Set once the plan ("1..N") is printed; a skip's reason.
+LIB_PLANNED=
+LIB_SKIPPED=
 
-# topo_down: remove every topology built so far, and what runs in it.
-topo_down() {
+# lib_init: the set-up every test needs: a temporary directory (TMPD),
+# lib_cleanup on exit, and a skip unless root.
+lib_init() {
+	TMPD=$(mktemp -d /tmp/selftest.XXXXXX)
+	trap lib_cleanup EXIT
+	trap 'exit 1' INT TERM
+	[ "$(id -u)" = 0 ] || lib_skip "needs root"
+}
+
+# lib_topo_down: remove every topology built so far, and what runs in it.
+lib_topo_down() {
 	local s
 	for s in "${TOPO_STATES[@]}"; do
 		"$PYTHON" "$TOPOLOGY" down --state "$s"
@@ -32,41 +51,57 @@ topo_down() {
 	TOPO_STATES=()
 }
 
-cleanup() {
-	# Background jobs first (servers, samplers), then the namespaces.
+# lib_plan: print the TAP plan, once: after the results, as their count
+# (a skip before any result: "1..0 # SKIP reason").  A test that ran no
+# check and did not skip has no plan of its own (run_short.sh passes on
+# the experiment's).
+lib_plan() {
+	[ -n "$LIB_PLANNED" ] && return
+	LIB_PLANNED=1
+	if [ "$CHECKS_RUN" = 0 ] && [ -n "$LIB_SKIPPED" ]; then
+		echo "1..0 # SKIP $LIB_SKIPPED"
+	elif [ "$CHECKS_RUN" != 0 ]; then
+		echo "1..$CHECKS_RUN"
+	fi
+}
+
+# lib_cleanup: the exit handler: the plan if not printed yet, then
+# background jobs (servers, samplers), then the namespaces and TMPD.
+lib_cleanup() {
+	lib_plan
 	kill $(jobs -p) 2>/dev/null
-	topo_down
+	lib_topo_down
 	rm -rf "$TMPD"
 }
-trap cleanup EXIT
-trap 'exit 1' INT TERM
 
-log() { echo "# $*"; }
+# lib_log TEXT...: a diagnostic line ("# TEXT").
+lib_log() { echo "# $*"; }
 
-skip() {
-	log "SKIP: $*"
+# lib_skip REASON...: end the test as skipped.
+lib_skip() {
+	lib_log "SKIP: $*"
+	LIB_SKIPPED="$*"
 	exit $KSFT_SKIP
 }
 
-require_cmd() {
+# lib_require_cmd CMD...: skip unless every command is installed.
+lib_require_cmd() {
 	local c
 	for c in "$@"; do
-		command -v "$c" >/dev/null || skip "$c not installed"
+		command -v "$c" >/dev/null || lib_skip "$c not installed"
 	done
 }
 
-# require_module MOD...: load the modules or skip the test.
-require_module() {
+# lib_require_module MOD...: load the modules or skip the test.
+lib_require_module() {
 	local m
 	for m in "$@"; do
-		modprobe -q "$m" 2>/dev/null || skip "module $m not available"
+		modprobe -q "$m" 2>/dev/null || lib_skip "module $m not available"
 	done
 }
 
-[ "$(id -u)" = 0 ] || skip "needs root"
-
-# check DESCRIPTION COMMAND...: run a check, print ok / not ok.
-check() {
+# lib_check DESCRIPTION COMMAND...: run a check, print ok / not ok.
+lib_check() {
 	local desc=$1
 	shift
 	CHECKS_RUN=$((CHECKS_RUN + 1))
@@ -78,49 +113,50 @@ check() {
 	fi
 }
 
-# within MEASURED EXPECTED TOLERANCE_PERCENT: |m - e| <= e * tol / 100
-within() {
+# lib_within MEASURED EXPECTED TOLERANCE_PERCENT: |m - e| <= e * tol / 100
+lib_within() {
 	awk -v m="$1" -v e="$2" -v t="$3" 'BEGIN {
 		d = m - e; if (d < 0) d = -d
 		exit !(d <= e * t / 100) }'
 }
 
-# at_most A B / at_least A B: numeric comparisons for check.
-at_most() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+# lib_at_most A B / lib_at_least A B: numeric comparisons for lib_check.
+lib_at_most() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+lib_at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
-# Exit with the result of the checks run so far.
-finish() {
-	log "$((CHECKS_RUN - CHECKS_FAILED))/$CHECKS_RUN checks passed in ${SECONDS}s"
+# lib_finish: the plan, then exit with the result of the checks run.
+lib_finish() {
+	lib_plan
+	lib_log "$((CHECKS_RUN - CHECKS_FAILED))/$CHECKS_RUN checks passed in ${SECONDS}s"
 	[ "$CHECKS_FAILED" = 0 ] && exit $KSFT_PASS
 	exit $KSFT_FAIL
 }
 
-# topo_up SHAPE [topology.py options]: build a topology; defines NS_<node>,
+# lib_topo_up SHAPE [topology.py options]: build a topology; defines NS_<node>,
 # IP4_<node>, IP6_<node>, TOPO_* (see topology.py to_shell).
-topo_up() {
+lib_topo_up() {
 	local state vars
 	state=$(mktemp "$TMPD/topo.XXXXXX")
 	TOPO_STATES+=("$state")
 	vars=$("$PYTHON" "$TOPOLOGY" up "$@" --state "$state" --sh) || {
-		log "topology $1 could not be built"
+		lib_log "topology $1 could not be built"
 		exit $KSFT_FAIL
 	}
 	eval "$vars"
 }
 
-# nsx NODE COMMAND...: run a command in a node's namespace.
-nsx() {
+# lib_nsx NODE COMMAND...: run a command in a node's namespace.
+lib_nsx() {
 	local ns=NS_$1
 	shift
 	ip netns exec "${!ns}" "$@"
 }
 
-# reap_jobs TENTHS: wait up to TENTHS x 0.1 s for this shell's background
+# lib_reap_jobs TENTHS: wait up to TENTHS x 0.1 s for this shell's background
 # jobs (flow receivers, which end when their sender's last bytes arrive),
 # then kill what is left: a receiver whose sender never connected would
 # wait for ever.
-reap_jobs() {
+lib_reap_jobs() {
 	local i
 
 	for i in $(seq "$1"); do
@@ -131,8 +167,9 @@ reap_jobs() {
 	wait
 }
 
-# wait_listen NODE PORT [tcp|udp|dccp]: wait until something listens.
-wait_listen() {
+# lib_wait_listen NODE PORT [tcp|udp|dccp|sctp]: wait until something
+# listens.
+lib_wait_listen() {
 	local i flag=-ltn
 	case "${3:-tcp}" in
 	udp)	flag=-lun ;;
@@ -140,47 +177,47 @@ wait_listen() {
 	sctp)	flag=-ln\ --sctp ;;
 	esac
 	for i in $(seq 100); do
-		nsx "$1" ss -H ${flag} "sport = :$2" | grep -q . && return 0
+		lib_nsx "$1" ss -H ${flag} "sport = :$2" | grep -q . && return 0
 		sleep 0.1
 	done
-	log "nothing listens on $1 port $2"
+	lib_log "nothing listens on $1 port $2"
 	return 1
 }
 
-# ping_rtt FROM TO_ADDR: average RTT in seconds over 5 echoes (after one
+# lib_ping_rtt FROM TO_ADDR: average RTT in seconds over 5 echoes (after one
 # that resolves neighbours).
-ping_rtt() {
+lib_ping_rtt() {
 	local out=$TMPD/ping.$RANDOM
-	nsx "$1" ping -c 1 -W 5 "$2" >/dev/null 2>&1
-	nsx "$1" ping -c 5 -i 0.2 -W 5 -q "$2" > "$out" 2>"$out.err"
+	lib_nsx "$1" ping -c 1 -W 5 "$2" >/dev/null 2>&1
+	lib_nsx "$1" ping -c 5 -i 0.2 -W 5 -q "$2" > "$out" 2>"$out.err"
 	"$PYTHON" "$MEASURE" ping-rtt "$out"
 }
 
-# iperf_flow SENDER RECEIVER PORT OUT [iperf3 client options]: one iperf3
+# lib_iperf_flow SENDER RECEIVER PORT OUT [iperf3 client options]: one iperf3
 # flow from SENDER to RECEIVER, measured at the receiver, which runs the
 # client with -R; its JSON report goes to OUT.
-iperf_flow() {
+lib_iperf_flow() {
 	local snd=$1 rcv=$2 port=$3 out=$4 ip=IP4_$1
 	shift 4
-	nsx "$snd" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
-	wait_listen "$snd" "$port" || return 1
-	nsx "$rcv" iperf3 -c "${!ip}" -p "$port" -R -i 1 -J "$@" \
+	lib_nsx "$snd" iperf3 -s -1 -p "$port" >/dev/null 2>&1 &
+	lib_wait_listen "$snd" "$port" || return 1
+	lib_nsx "$rcv" iperf3 -c "${!ip}" -p "$port" -R -i 1 -J "$@" \
 		> "$out" 2>"$out.err"
 }
 
-# iperf_tcp SENDER RECEIVER SECONDS SKIP [iperf3 client options]: TCP
+# lib_iperf_tcp SENDER RECEIVER SECONDS SKIP [iperf3 client options]: TCP
 # goodput (bit/s) at the receiver after the first SKIP seconds.
-iperf_tcp() {
+lib_iperf_tcp() {
 	local out=$TMPD/iperf.$RANDOM.json skip=$4 secs=$3 snd=$1 rcv=$2
 	shift 4
-	iperf_flow "$snd" "$rcv" 5201 "$out" -t "$secs" "$@" || return 1
+	lib_iperf_flow "$snd" "$rcv" 5201 "$out" -t "$secs" "$@" || return 1
 	"$PYTHON" "$MEASURE" iperf-rate "$out" --skip "$skip"
 }
 
-# flowgen_flow SENDER RECEIVER OUT [flowgen client options]: one flowgen
+# lib_flowgen_flow SENDER RECEIVER OUT [flowgen client options]: one flowgen
 # flow; the receiver's report goes to OUT, the sender's to OUT.snd.
 # FLOWGEN_SERVER_ARGS: options for the receiver (-W, -S).
-flowgen_flow() {
+lib_flowgen_flow() {
 	local snd=$1 rcv=$2 out=$3 port=5301 ip=IP4_$2 proto=tcp
 	shift 3
 	[[ " $* " == *" -6 "* ]] && ip=IP6_$rcv
@@ -188,13 +225,52 @@ flowgen_flow() {
 	[[ " $* " == *" -P dccp "* ]] && proto=dccp
 	[[ " $* " == *" -P sctp "* ]] && proto=sctp
 	[[ " $* " == *" -P tltcp "* ]] && proto=tltcp
-	nsx "$rcv" "$FLOWGEN" -s -P $proto -p $port -o "$out" $FLOWGEN_SERVER_ARGS &
+	lib_nsx "$rcv" "$FLOWGEN" -s -P $proto -p $port -o "$out" $FLOWGEN_SERVER_ARGS &
 	local srv=$!
-	wait_listen "$rcv" $port $proto || return 1
-	if ! nsx "$snd" "$FLOWGEN" -c "${!ip}" -p $port -o "$out.snd" "$@"; then
+	lib_wait_listen "$rcv" $port $proto || return 1
+	if ! lib_nsx "$snd" "$FLOWGEN" -c "${!ip}" -p $port -o "$out.snd" "$@"; then
 		kill $srv
 		return 1
 	fi
 	wait $srv
 }
-FLOWGEN=$REPO/tools/flowgen/flowgen
+
+# lib_flowgen_summary FILE KEY...: values from a flowgen report's summary
+# (FILE.snd: the sender's), on one line; tl.KEY from its "tltcp" object
+# (the module's TL_INFO counters); -1 for what the report lacks.
+lib_flowgen_summary() {
+	local file=$1 k e=
+
+	shift
+	for k in "$@"; do
+		case $k in
+		tl.*)	e+="d['summary'].get('tltcp', {}).get('${k#tl.}', -1), " ;;
+		*)	e+="d['summary'].get('$k', -1), " ;;
+		esac
+	done
+	lib_json "$file" "($e)"
+}
+
+# lib_json FILE [EXPR...]: read a JSON file, the one reader of the tests.
+# Each EXPR, Python over the file's object d, prints a line: its value, a
+# tuple's items separated by spaces.  Without EXPR, every leaf of d prints
+# as "dotted.key<TAB>value", whitespace collapsed, booleans true/false.
+# Nothing printed and status 1 for a file that is missing or not JSON
+# (a traceback on stderr).  One Python start: most of a second under TCG.
+lib_json() {
+	"$PYTHON" -c 'import json, sys
+def leaves(path, v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from leaves(path + [k], x)
+    else:
+        v = str(v).lower() if isinstance(v, bool) else str(v)
+        yield ".".join(path), " ".join(v.split())
+d = json.load(open(sys.argv[1]))
+for e in sys.argv[2:]:
+    v = eval(e)
+    print(*v) if isinstance(v, tuple) else print(v)
+if len(sys.argv) == 2:
+    for k, v in leaves([], d):
+        print(k, v, sep="\t")' "$@"
+}

@@ -9,22 +9,23 @@
 # DEMO_CC (congestion control, default the system's).
 
 . "$(dirname "$0")/../../selftests/lib.sh"
+lib_init
 
 rate=${DEMO_RATE:-10000000}
 delay=${DEMO_DELAY:-25}
 secs=${DEMO_SECONDS:-10}
 cc=${DEMO_CC:-$(sysctl -n net.ipv4.tcp_congestion_control)}
 
-require_cmd iperf3 ping tc
-topo_up dumbbell --rate "${rate}bit" --delay "${delay}ms" --queue bdp
+lib_require_cmd iperf3 ping tc
+lib_topo_up dumbbell --rate "${rate}bit" --delay "${delay}ms" --queue bdp
 
 rtt_conf=$(awk -v d="$delay" 'BEGIN { print 2 * d / 1000 }')
-rtt4=$(ping_rtt s1 "$IP4_d1")
-rtt6=$(ping_rtt s1 "$IP6_d1")
-( while :; do nsx r1 tc -s -j qdisc show dev to-r2; sleep 0.1; done ) \
+rtt4=$(lib_ping_rtt s1 "$IP4_d1")
+rtt6=$(lib_ping_rtt s1 "$IP6_d1")
+( while :; do lib_nsx r1 tc -s -j qdisc show dev to-r2; sleep 0.1; done ) \
 	> "$TMPD/q" 2>/dev/null &
 sampler=$!
-gp=$(iperf_tcp s1 d1 "$secs" 2 -C "$cc")
+gp=$(lib_iperf_tcp s1 d1 "$secs" 2 -C "$cc")
 kill $sampler
 maxq=$("$PYTHON" "$MEASURE" max-backlog "$TMPD/q" --handle 10:)
 payload=$(awk -v r="$rate" 'BEGIN { print r * 1448 / 1514 }')

@@ -11,6 +11,7 @@
 # results/demo/multfrc/.
 
 . "$(dirname "$0")/../../selftests/lib.sh"
+lib_init
 
 secs=${DEMO_SECONDS:-20}
 mout=${DEMO_OUT:-$REPO/results/demo}/multfrc
@@ -23,9 +24,9 @@ modprobe tcp_multfrc || { echo "demo: the tcp_multfrc module does not load" >&2;
 # n is the module parameter, read by a connection when it picks "multfrc".
 n_param=/sys/module/tcp_multfrc/parameters/n
 n_old=$(cat $n_param)
-trap 'echo $n_old > $n_param; cleanup' EXIT
+trap 'echo $n_old > $n_param; lib_cleanup' EXIT
 echo 2 > $n_param
-topo_up dumbbell --pairs 2 --rate 10mbit --delay 25ms --queue bdp
+lib_topo_up dumbbell --pairs 2 --rate 10mbit --delay 25ms --queue bdp
 
 echo "MulTFRC(2) beside two TCP flows for $secs s:"
 echo "s1, s2 ==10 Mbit/s, 25 ms, BDP DropTail queue== d1, d2"
@@ -34,21 +35,21 @@ echo "s2 -> d2: two Reno flows"
 pids=()
 for f in multfrc:d1:s1:5401 tcp1:d2:s2:5402 tcp2:d2:s2:5403; do
 	IFS=: read -r name rcv snd port <<< "$f"
-	nsx "$rcv" "$FLOWGEN" -s -p "$port" -o "$mout/$name.rcv.json" &
-	wait_listen "$rcv" "$port" || exit 1
+	lib_nsx "$rcv" "$FLOWGEN" -s -p "$port" -o "$mout/$name.rcv.json" &
+	lib_wait_listen "$rcv" "$port" || exit 1
 done
-nsx s1 "$FLOWGEN" -c "$IP4_d1" -p 5401 -C multfrc -t "$secs" \
+lib_nsx s1 "$FLOWGEN" -c "$IP4_d1" -p 5401 -C multfrc -t "$secs" \
 	-o "$mout/multfrc.snd.json" &
 pids+=($!)
 for p in 5402 5403; do
-	nsx s2 "$FLOWGEN" -c "$IP4_d2" -p $p -C reno -t "$secs" \
+	lib_nsx s2 "$FLOWGEN" -c "$IP4_d2" -p $p -C reno -t "$secs" \
 		-o "$mout/tcp$((p - 5401)).snd.json" &
 	pids+=($!)
 done
 for p in "${pids[@]}"; do
 	wait "$p" || { echo "demo: a MulTFRC part sender failed" >&2; rc=1; }
 done
-reap_jobs 100
+lib_reap_jobs 100
 "$PYTHON" -m lab.demo.multfrc "$mout" --n 2 --seconds "$secs" \
 	--rate 10000000 || rc=1
 exit $rc

@@ -3,11 +3,12 @@
 # run_short.sh NAME [MODULE...]: run an experiment's short variant and
 # pass or fail on its checks.  Results stay in $EXPERIMENT_OUT/NAME if set.
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
 name=$1
 shift
-[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
-require_module "$@"
+[ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
+lib_require_module "$@"
 out=${EXPERIMENT_OUT:-$TMPD}/$name-short
 "$PYTHON" -m lab.experiment run "$name" --short --out "$out"
 rc=$?

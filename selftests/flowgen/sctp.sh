@@ -14,51 +14,46 @@
 # With one chunk a message, six runs of 8 s delivered 1845 to 1902 of
 # 4000 sections (the link carries half) and none stalled.
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
-[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
-require_module sctp
+[ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
+lib_require_module sctp
 
-topo_up dumbbell --rate 10mbit --delay 25ms --queue bdp
+lib_topo_up dumbbell --rate 10mbit --delay 25ms --queue bdp
 for fam in 4 6; do
-	flowgen_flow s1 d1 "$TMPD/sctp$fam.json" -P sctp -$fam -t 8
+	lib_flowgen_flow s1 d1 "$TMPD/sctp$fam.json" -P sctp -$fam -t 8
 	rate=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/sctp$fam.json" --skip 2)
-	log "SCTP over IPv$fam: $rate bit/s after 2 s"
-	check "greedy SCTP over IPv$fam takes at least 80 % of 10 Mbit/s" \
-		at_least "${rate:-0}" 8000000
+	lib_log "SCTP over IPv$fam: $rate bit/s after 2 s"
+	lib_check "greedy SCTP over IPv$fam takes at least 80 % of 10 Mbit/s" \
+		lib_at_least "${rate:-0}" 8000000
 done
-topo_down
+lib_topo_down
 
 # 1000 bytes every 2 ms (4 Mbit/s) into 2 Mbit/s, each useful for 300 ms.
-topo_up dumbbell --rate 2mbit --delay 25ms --queue bdp
+lib_topo_up dumbbell --rate 2mbit --delay 25ms --queue bdp
 sections="-D 1000,0.002,0.3 -t 8"
-flowgen_flow s1 d1 "$TMPD/tcp.json" $sections
-flowgen_flow s1 d1 "$TMPD/sctp.json" -P sctp $sections
+lib_flowgen_flow s1 d1 "$TMPD/tcp.json" $sections
+lib_flowgen_flow s1 d1 "$TMPD/sctp.json" -P sctp $sections
 
-# summary FILE KEY...: values from a receiver's (or, .snd, sender's) summary
-summary() {
-	"$PYTHON" -c "import json, sys
-s = json.load(open(sys.argv[1]))['summary']
-print(*(s.get(k, -1) for k in sys.argv[2:]))" "$@"
-}
 for t in tcp sctp; do
-	read -r offered bytes <<< "$(summary "$TMPD/$t.json.snd" sections_offered bytes_offered)"
-	read -r got on_time missing on_bytes <<< "$(summary "$TMPD/$t.json" \
+	read -r offered bytes <<< "$(lib_flowgen_summary "$TMPD/$t.json.snd" sections_offered bytes_offered)"
+	read -r got on_time missing on_bytes <<< "$(lib_flowgen_summary "$TMPD/$t.json" \
 		sections sections_on_time sections_missing on_time_bytes)"
 	frac=$(awk -v a="$on_bytes" -v b="$bytes" 'BEGIN { printf "%.3f", a / b }')
 	eval "${t}_frac=$frac ${t}_missing=$missing ${t}_got=$got ${t}_offered=$offered ${t}_on_time=$on_time"
-	log "$t: $offered sections offered, $got received, $on_time on time, $missing missing; $frac of the offered bytes on time"
+	lib_log "$t: $offered sections offered, $got received, $on_time on time, $missing missing; $frac of the offered bytes on time"
 done
-read -r unsent sent <<< "$(summary "$TMPD/sctp.json.snd" abandoned_unsent abandoned_sent)"
-log "PR-SCTP abandoned $unsent messages unsent and $sent sent"
+read -r unsent sent <<< "$(lib_flowgen_summary "$TMPD/sctp.json.snd" abandoned_unsent abandoned_sent)"
+lib_log "PR-SCTP abandoned $unsent messages unsent and $sent sent"
 
-check "TCP delivers every section" test "$tcp_got" = "$tcp_offered" -a "$tcp_missing" = 0
-check "TCP, backlogged, delivers most sections late" at_most "$tcp_on_time" $((tcp_offered / 2))
-check "PR-SCTP abandons expired messages" at_least $((unsent + sent)) 1
-check "the receiver sees the abandoned sections as missing" at_least "$sctp_missing" 1
-check "every missing section was abandoned by the sender" \
-	at_most "$sctp_missing" $((unsent + sent))
-check "received and missing sections add up to the offered" \
+lib_check "TCP delivers every section" test "$tcp_got" = "$tcp_offered" -a "$tcp_missing" = 0
+lib_check "TCP, backlogged, delivers most sections late" lib_at_most "$tcp_on_time" $((tcp_offered / 2))
+lib_check "PR-SCTP abandons expired messages" lib_at_least $((unsent + sent)) 1
+lib_check "the receiver sees the abandoned sections as missing" lib_at_least "$sctp_missing" 1
+lib_check "every missing section was abandoned by the sender" \
+	lib_at_most "$sctp_missing" $((unsent + sent))
+lib_check "received and missing sections add up to the offered" \
 	test $((sctp_got + sctp_missing)) -le "$sctp_offered"
-check "on-time bytes cannot exceed what the link carries (2 Mbit/s of 4)" \
-	at_most "$sctp_frac" 0.55
-finish
+lib_check "on-time bytes cannot exceed what the link carries (2 Mbit/s of 4)" \
+	lib_at_most "$sctp_frac" 0.55
+lib_finish

@@ -12,15 +12,16 @@
 # allows 1.5 times the loss rate.  RATE_CASES chooses the cases, each
 # LOSS_PERCENT:N (default "1:1 5:2"; "1:1 1:2 5:1 5:2" for all four).
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
-[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
-require_module tcp_multfrc
+[ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
+lib_require_module tcp_multfrc
 TRACE="$PYTHON -m lab.tools.multfrc_trace"
-trap '$TRACE stop 2>/dev/null; cleanup' EXIT
+trap '$TRACE stop 2>/dev/null; lib_cleanup' EXIT
 echo 1 > /sys/module/tcp_multfrc/parameters/n
 
 for loss in $(for c in ${RATE_CASES:-1:1 5:2}; do echo "${c%%:*}"; done | uniq); do
-	topo_up dumbbell --rate 20mbit --delay 25ms --queue bdp --loss $loss
+	lib_topo_up dumbbell --rate 20mbit --delay 25ms --queue bdp --loss $loss
 	for c in ${RATE_CASES:-1:1 5:2}; do
 		[ "${c%%:*}" = "$loss" ] || continue
 		n=${c#*:}
@@ -29,7 +30,7 @@ for loss in $(for c in ${RATE_CASES:-1:1 5:2}; do echo "${c%%:*}"; done | uniq);
 		$TRACE start --dport 5301
 		cat /sys/kernel/tracing/trace_pipe > "$TMPD/$name.trace" &
 		reader=$!
-		flowgen_flow s1 d1 "$TMPD/$name.json" -t 20 -C multfrc
+		lib_flowgen_flow s1 d1 "$TMPD/$name.json" -t 20 -C multfrc
 		$TRACE stop
 		sleep 0.3
 		kill $reader 2>/dev/null; wait $reader 2>/dev/null
@@ -37,13 +38,13 @@ for loss in $(for c in ${RATE_CASES:-1:1 5:2}; do echo "${c%%:*}"; done | uniq);
 		read -r recs _ p j rtt x_calc rate ss <<< \
 			"$($TRACE summary "$TMPD/$name.trace" --after 5)"
 		x_bps=$(awk -v x="${x_calc:-0}" 'BEGIN { printf "%.0f", x * 8 }')
-		log "loss $loss %, n = $n: goodput $got bit/s; equation $x_bps bit/s from p = $p, j = ${j}/1000, RTT $rtt us ($recs updates, $ss in slow start)"
-		check "loss $loss %, n = $n: goodput within 25 % of the equation's rate" \
-			within "${got:-0}" "${x_bps:-1}" 25
-		check "loss $loss %, n = $n: loss event rate in (0, 1.5 x $loss %]" \
+		lib_log "loss $loss %, n = $n: goodput $got bit/s; equation $x_bps bit/s from p = $p, j = ${j}/1000, RTT $rtt us ($recs updates, $ss in slow start)"
+		lib_check "loss $loss %, n = $n: goodput within 25 % of the equation's rate" \
+			lib_within "${got:-0}" "${x_bps:-1}" 25
+		lib_check "loss $loss %, n = $n: loss event rate in (0, 1.5 x $loss %]" \
 			awk -v p="${p:-0}" -v l=$loss 'BEGIN { exit !(p > 0 && p <= l / 100 * 1.5) }'
 	done
-	topo_down
+	lib_topo_down
 done
 echo 1 > /sys/module/tcp_multfrc/parameters/n
-finish
+lib_finish

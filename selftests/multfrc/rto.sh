@@ -19,12 +19,13 @@
 #     average 1 Mbit/s from its third second on (under 0.1 Mbit/s from
 #     p ~ 1).
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
-[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
-require_cmd nft
-require_module tcp_multfrc
+[ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
+lib_require_cmd nft
+lib_require_module tcp_multfrc
 TRACE="$PYTHON -m lab.tools.multfrc_trace"
-trap '$TRACE stop 2>/dev/null; cleanup' EXIT
+trap '$TRACE stop 2>/dev/null; lib_cleanup' EXIT
 echo 1 > /sys/module/tcp_multfrc/parameters/n
 
 # An nftables chain on r1, empty for now, and an nft session that adds
@@ -33,7 +34,7 @@ echo 1 > /sys/module/tcp_multfrc/parameters/n
 # blackhole's timing.
 drop_setup() {
 	mkfifo "$TMPD/nft.in"
-	nsx r1 nft -i < "$TMPD/nft.in" > "$TMPD/nft.out" 2>&1 &
+	lib_nsx r1 nft -i < "$TMPD/nft.in" > "$TMPD/nft.out" 2>&1 &
 	exec 9> "$TMPD/nft.in"
 	echo "add table ip blackhole" >&9
 	echo "add chain ip blackhole drops { type filter hook forward priority 0; }" >&9
@@ -46,7 +47,7 @@ drop_off() { echo "flush chain ip blackhole drops" >&9; }
 flow_started() {
 	local i
 	for i in $(seq 100); do
-		nsx s1 ss -Htn state established "dport = :5301" | grep -q . &&
+		lib_nsx s1 ss -Htn state established "dport = :5301" | grep -q . &&
 			return 0
 		sleep 0.1
 	done
@@ -57,31 +58,33 @@ flow_started() {
 # lying between wall-clock times FROM and TO; FROM "first-after:T" means
 # one second from the first interval after T that received bytes.
 goodput() {
-	"$PYTHON" - "$@" <<-'EOF'
-		import json, sys
-		d = json.load(open(sys.argv[1]))
-		ivs = [(d["epoch"] + i["start"], i["seconds"], i["bytes"])
-		       for i in d["intervals"]]
-		lo, hi = sys.argv[2], float(sys.argv[3])
-		if lo.startswith("first-after:"):
-		    t = float(lo.split(":")[1])
-		    lo = next((s for s, _, b in ivs if s >= t and b), None)
-		    if lo is None:
-		        print(0); sys.exit()
-		    hi = lo + hi
-		lo = float(lo)
-		sel = [(n, b) for s, n, b in ivs if s >= lo - 1e-3 and s + n <= hi + 1e-3]
-		secs = sum(n for n, _ in sel)
-		print(f"{sum(b for _, b in sel) * 8 / secs:.0f}" if secs else 0)
-	EOF
+	lib_json "$1" "'\n'.join('%r %r %r' % (d['epoch'] + i['start'],
+		i['seconds'], i['bytes']) for i in d['intervals'])" |
+	awk -v lo="$2" -v hi="$3" '
+		NF { s[++k] = $1; n[k] = $2; b[k] = $3 }
+		END {
+			if (lo ~ /^first-after:/) {
+				t = substr(lo, 13) + 0
+				for (i = 1; i <= k && !(s[i] >= t && b[i] != 0); i++)
+					;
+				if (i > k) { print 0; exit }
+				lo = s[i]; hi = lo + hi
+			}
+			for (i = 1; i <= k; i++)
+				if (s[i] >= lo - 1e-3 && s[i] + n[i] <= hi + 1e-3) {
+					secs += n[i]; bytes += b[i]
+				}
+			if (secs) printf "%.0f\n", bytes * 8 / secs
+			else print 0
+		}'
 }
 
-topo_up dumbbell --rate 5mbit --delay 25ms --queue bdp
+lib_topo_up dumbbell --rate 5mbit --delay 25ms --queue bdp
 export FLOWGEN_SERVER_ARGS="-i 0.1"
 
 # 1. A 400 ms blackhole at steady state.
 drop_setup
-flowgen_flow s1 d1 "$TMPD/steady.json" -t 8 -i 0.1 -C multfrc &
+lib_flowgen_flow s1 d1 "$TMPD/steady.json" -t 8 -i 0.1 -C multfrc &
 flow=$!
 flow_started
 sleep 4
@@ -96,22 +99,21 @@ before=$(goodput "$TMPD/steady.json" \
 	"$(awk -v t=$t0 'BEGIN { printf "%.6f", t - 1.2 }')" \
 	"$(awk -v t=$t0 'BEGIN { printf "%.6f", t - 0.2 }')")
 after=$(goodput "$TMPD/steady.json" "first-after:$t1" 1)
-log "goodput: $before bit/s in the second before the blackhole ($(awk -v a=$t0 -v b=$t1 'BEGIN { printf "%.2f", b - a }') s with the drop rule), $after bit/s in the second after the flow resumed"
-check "before the blackhole: above 2 Mbit/s (steady state)" at_least "${before:-0}" 2000000
-check "after the RTO: at least 0.4 x the goodput before" \
+lib_log "goodput: $before bit/s in the second before the blackhole ($(awk -v a=$t0 -v b=$t1 'BEGIN { printf "%.2f", b - a }') s with the drop rule), $after bit/s in the second after the flow resumed"
+lib_check "before the blackhole: above 2 Mbit/s (steady state)" lib_at_least "${before:-0}" 2000000
+lib_check "after the RTO: at least 0.4 x the goodput before" \
 	awk -v a="${after:-0}" -v b="${before:-0}" 'BEGIN { exit !(b > 0 && a >= 0.4 * b) }'
-"$PYTHON" -c "import json
-d = json.load(open('$TMPD/steady.json'))
-print('# receiver, time from the blackhole:kbit/s per interval:',
-      ' '.join('%.1f:%d' % (d['epoch'] + i['start'] - $t0, i['bytes'] * 8e-3 / i['seconds'])
-               for i in d['intervals'] if -1.5 <= d['epoch'] + i['start'] - $t0 < 2.5))"
+lib_log "receiver, time from the blackhole:kbit/s per interval: $(lib_json \
+	"$TMPD/steady.json" "' '.join('%.1f:%d' % (d['epoch'] + i['start'] - $t0,
+	i['bytes'] * 8e-3 / i['seconds']) for i in d['intervals']
+	if -1.5 <= d['epoch'] + i['start'] - $t0 < 2.5)")"
 
 # 2. Every data segment dropped for the first 0.5 s.
 $TRACE start --dport 5301
 cat /sys/kernel/tracing/trace_pipe > "$TMPD/first.trace" &
 reader=$!
 drop_on "ip length > 200"
-flowgen_flow s1 d1 "$TMPD/first.json" -t 4 -i 0.1 -C multfrc &
+lib_flowgen_flow s1 d1 "$TMPD/first.json" -t 4 -i 0.1 -C multfrc &
 flow_started
 sleep 0.5
 drop_off
@@ -121,9 +123,9 @@ sleep 0.3
 kill $reader 2>/dev/null; wait $reader 2>/dev/null
 p=$(grep -m1 'slow_start=0' "$TMPD/first.trace" | sed -n 's/.* p_ppb=\([0-9]*\).*/\1/p')
 third=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/first.json" --skip 2 2>/dev/null)
-log "first loss event with no receive rate: p = ${p:-none} ppb; goodput from 2 s on: ${third:-none} bit/s"
-check "the first loss event's p is below 0.5" \
+lib_log "first loss event with no receive rate: p = ${p:-none} ppb; goodput from 2 s on: ${third:-none} bit/s"
+lib_check "the first loss event's p is below 0.5" \
 	awk -v p="${p:-1000000000}" 'BEGIN { exit !(p < 500000000) }'
-check "the flow reaches 1 Mbit/s from its third second" at_least "${third:-0}" 1000000
+lib_check "the flow reaches 1 Mbit/s from its third second" lib_at_least "${third:-0}" 1000000
 exec 9>&-
-finish
+lib_finish

@@ -4,14 +4,15 @@
 # default sysctl), its named instances carry their n to the socket (seen
 # in its tracepoint), and bad parameters are refused with a message.
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
-[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
-require_cmd iperf3
+[ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
+lib_require_cmd iperf3
 PARAMS=/sys/module/tcp_multfrc/parameters
 TRACE="$PYTHON -m lab.tools.multfrc_trace"
 root_cc=$(sysctl -n net.ipv4.tcp_congestion_control)
 trap '$TRACE stop 2>/dev/null; sysctl -qw net.ipv4.tcp_congestion_control=$root_cc
-cleanup; modprobe -r tcp_multfrc 2>/dev/null' EXIT
+lib_cleanup; modprobe -r tcp_multfrc 2>/dev/null' EXIT
 
 modprobe -r tcp_multfrc 2>/dev/null
 # refused MODPROBE_ARGS MESSAGE: loading with these parameters fails and
@@ -20,24 +21,24 @@ refused() {
 	local args=$1 msg=$2
 	dmesg -C
 	if modprobe tcp_multfrc $args 2>/dev/null; then
-		log "modprobe tcp_multfrc $args succeeded"
+		lib_log "modprobe tcp_multfrc $args succeeded"
 		modprobe -r tcp_multfrc
 		return 1
 	fi
-	grep -q '^tcp_multfrc ' /proc/modules && { log "module left loaded"; return 1; }
+	grep -q '^tcp_multfrc ' /proc/modules && { lib_log "module left loaded"; return 1; }
 	dmesg | grep -q -- "$msg" && return 0
-	log "kernel log, without '$msg':"
+	lib_log "kernel log, without '$msg':"
 	dmesg | sed 's/^/#   /'
 	return 1
 }
-check "n=0 refused" refused "n=0" "n must be a number from 0.1 to 100"
-check "n=100.5 refused" refused "n=100.5" "n must be a number"
-check "n=1.2345 refused (three decimals at most)" refused "n=1.2345" "n must be"
-check "n=abc refused" refused "n=abc" "n must be"
-check "b=3 refused" refused "b=3" "b (packets per ACK) must be 1 or 2"
-check "instances=2,x refused" refused "instances=2,x" "instances: 'x' is not a number"
-check "instances=2,2 refused" refused "instances=2,2" "listed twice"
-check "nine instances refused" refused "instances=1,2,3,4,5,6,7,8,9" "at most 8"
+lib_check "n=0 refused" refused "n=0" "n must be a number from 0.1 to 100"
+lib_check "n=100.5 refused" refused "n=100.5" "n must be a number"
+lib_check "n=1.2345 refused (three decimals at most)" refused "n=1.2345" "n must be"
+lib_check "n=abc refused" refused "n=abc" "n must be"
+lib_check "b=3 refused" refused "b=3" "b (packets per ACK) must be 1 or 2"
+lib_check "instances=2,x refused" refused "instances=2,x" "instances: 'x' is not a number"
+lib_check "instances=2,2 refused" refused "instances=2,2" "listed twice"
+lib_check "nine instances refused" refused "instances=1,2,3,4,5,6,7,8,9" "at most 8"
 
 # A refused list registers nothing, not even while the load fails: a
 # socket that chose an algorithm in that moment would be left on the
@@ -61,25 +62,25 @@ for i in $(seq 10); do
 done
 touch "$TMPD/seen.stop"
 wait $watcher
-log "algorithms seen during the refused loads: '$(cat "$TMPD/seen")'"
-check "refused loads never register an algorithm, even for a moment" \
+lib_log "algorithms seen during the refused loads: '$(cat "$TMPD/seen")'"
+lib_check "refused loads never register an algorithm, even for a moment" \
 	test ! -s "$TMPD/seen"
-check "tcp_available_congestion_control is unchanged" \
+lib_check "tcp_available_congestion_control is unchanged" \
 	test "$(sysctl -n net.ipv4.tcp_available_congestion_control)" = "$avail"
 
-modprobe tcp_multfrc instances=2,0.5 || skip "tcp_multfrc not available"
+modprobe tcp_multfrc instances=2,0.5 || lib_skip "tcp_multfrc not available"
 avail=$(sysctl -n net.ipv4.tcp_available_congestion_control)
-log "available: $avail"
+lib_log "available: $avail"
 for cc in multfrc multfrc_2 multfrc_0.5; do
-	check "$cc is available" bash -c "echo ' $avail ' | grep -q ' $cc '"
+	lib_check "$cc is available" bash -c "echo ' $avail ' | grep -q ' $cc '"
 done
-check "n reads back as 1" test "$(cat $PARAMS/n)" = 1
+lib_check "n reads back as 1" test "$(cat $PARAMS/n)" = 1
 echo 2.5 > $PARAMS/n
-check "n takes 2.5 at run time" test "$(cat $PARAMS/n)" = 2.5
-check "n refuses 0.05 at run time" bash -c "! echo 0.05 > $PARAMS/n"
-check "a refused n leaves 2.5" test "$(cat $PARAMS/n)" = 2.5
+lib_check "n takes 2.5 at run time" test "$(cat $PARAMS/n)" = 2.5
+lib_check "n refuses 0.05 at run time" bash -c "! echo 0.05 > $PARAMS/n"
+lib_check "a refused n leaves 2.5" test "$(cat $PARAMS/n)" = 2.5
 
-topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
+lib_topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
 
 # traced NAME CC: a 3 s flowgen flow with congestion control CC, traced;
 # prints the n its tracepoint reports and the sender's congestion.
@@ -87,39 +88,36 @@ traced() {
 	$TRACE start --dport 5301
 	cat /sys/kernel/tracing/trace_pipe > "$TMPD/$1.trace" &
 	local reader=$!
-	flowgen_flow s1 d1 "$TMPD/$1.json" -t 3 -C "$2"
+	lib_flowgen_flow s1 d1 "$TMPD/$1.json" -t 3 -C "$2"
 	$TRACE stop
 	sleep 0.3
 	kill $reader 2>/dev/null; wait $reader 2>/dev/null
 	local n
 	n=$($TRACE summary "$TMPD/$1.trace" | cut -d' ' -f2)
-	echo "${n:-none} $("$PYTHON" -c "import json
-print(json.load(open('$TMPD/$1.json.snd')).get('congestion'))")"
+	echo "${n:-none} $(lib_json "$TMPD/$1.json.snd" "d.get('congestion')")"
 }
 for spec in multfrc:2.5 multfrc_2:2 multfrc_0.5:0.5; do
 	cc=${spec%%:*} n=${spec#*:}
 	read -r got used <<< "$(traced "$cc" "$cc")"
-	log "TCP_CONGESTION $cc: the socket uses $used, its tracepoint says n = $got"
-	check "TCP_CONGESTION $cc selects it" test "$used" = "$cc"
-	check "$cc runs with n = $n" test "$got" = "$n"
+	lib_log "TCP_CONGESTION $cc: the socket uses $used, its tracepoint says n = $got"
+	lib_check "TCP_CONGESTION $cc selects it" test "$used" = "$cc"
+	lib_check "$cc runs with n = $n" test "$got" = "$n"
 done
 
-nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-wait_listen d1 5201
-nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t 2 -C multfrc_2 -J > "$TMPD/iperf.json" 2>&1
-used=$("$PYTHON" -c "import json
-print(json.load(open('$TMPD/iperf.json'))['end'].get('sender_tcp_congestion'))")
-check "iperf3 -C multfrc_2 runs multfrc_2" test "$used" = multfrc_2
+lib_nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+lib_wait_listen d1 5201
+lib_nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t 2 -C multfrc_2 -J > "$TMPD/iperf.json" 2>&1
+used=$(lib_json "$TMPD/iperf.json" "d['end'].get('sender_tcp_congestion')")
+lib_check "iperf3 -C multfrc_2 runs multfrc_2" test "$used" = multfrc_2
 
 # A namespace may only default to an unrestricted algorithm (EPERM), and
 # takes the initial namespace's default when it is made: set it there.
-topo_down
+lib_topo_down
 sysctl -qw net.ipv4.tcp_congestion_control=multfrc
-topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
-flowgen_flow s1 d1 "$TMPD/default.json" -t 2
-used=$("$PYTHON" -c "import json
-print(json.load(open('$TMPD/default.json.snd')).get('congestion'))")
-check "the default sysctl selects multfrc" test "$used" = multfrc
-topo_down
+lib_topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
+lib_flowgen_flow s1 d1 "$TMPD/default.json" -t 2
+used=$(lib_json "$TMPD/default.json.snd" "d.get('congestion')")
+lib_check "the default sysctl selects multfrc" test "$used" = multfrc
+lib_topo_down
 sysctl -qw net.ipv4.tcp_congestion_control="$root_cc"
-finish
+lib_finish

@@ -6,8 +6,9 @@
 # and bad parameter values are refused.
 
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
-require_cmd iperf3 setpriv
+lib_require_cmd iperf3 setpriv
 PARAMS=/sys/module/tcp_reno_tw/parameters
 
 # cc_set [setpriv args]: set TCP_CONGESTION=reno_tw on a new socket, print
@@ -31,44 +32,44 @@ print(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").
 }
 
 # Parameters: documented, validated at load time and at run time.
-check "modinfo documents initial_ssthresh and decrease_pct" \
+lib_check "modinfo documents initial_ssthresh and decrease_pct" \
 	bash -c "modinfo tcp_reno_tw | grep -q 'parm:.*initial_ssthresh:.*packets' &&
 		 modinfo tcp_reno_tw | grep -q 'parm:.*decrease_pct:.*percent'"
 modprobe -r tcp_reno_tw 2>/dev/null
 modprobe tcp_reno_tw
-check "defaults: initial_ssthresh 200, decrease_pct 5" \
+lib_check "defaults: initial_ssthresh 200, decrease_pct 5" \
 	test "$(cat $PARAMS/initial_ssthresh) $(cat $PARAMS/decrease_pct)" = "200 5"
 for bad in "decrease_pct=0" "decrease_pct=51" "decrease_pct=-1" \
 	   "initial_ssthresh=1" "initial_ssthresh=1048577" "decrease_pct=x"; do
 	modprobe -r tcp_reno_tw
-	check "modprobe tcp_reno_tw $bad is refused" \
+	lib_check "modprobe tcp_reno_tw $bad is refused" \
 		bash -c "! modprobe tcp_reno_tw $bad 2>/dev/null && test ! -d /sys/module/tcp_reno_tw"
 done
 modprobe tcp_reno_tw initial_ssthresh=0 decrease_pct=50
-check "valid values load (initial_ssthresh=0 decrease_pct=50)" \
+lib_check "valid values load (initial_ssthresh=0 decrease_pct=50)" \
 	test "$(cat $PARAMS/initial_ssthresh) $(cat $PARAMS/decrease_pct)" = "0 50"
 err=$( (echo 0 > $PARAMS/decrease_pct) 2>&1 )
-check "writing 0 to decrease_pct at run time fails with EINVAL" \
+lib_check "writing 0 to decrease_pct at run time fails with EINVAL" \
 	test "${err##*: }" = "Invalid argument"
-check "a refused write leaves the value unchanged" test "$(cat $PARAMS/decrease_pct)" = 50
-check "run-time write of a valid value takes effect" \
+lib_check "a refused write leaves the value unchanged" test "$(cat $PARAMS/decrease_pct)" = 50
+lib_check "run-time write of a valid value takes effect" \
 	bash -c "echo 25 > $PARAMS/decrease_pct && test \$(cat $PARAMS/decrease_pct) = 25"
 modprobe -r tcp_reno_tw
-check "module not loaded before the first use" test ! -d /sys/module/tcp_reno_tw
-check "TCP_CONGESTION autoloads tcp_reno_tw (root)" test "$(cc_set)" = reno_tw
-check "module is loaded after the setsockopt" test -d /sys/module/tcp_reno_tw
-check "listed in tcp_available_congestion_control" \
+lib_check "module not loaded before the first use" test ! -d /sys/module/tcp_reno_tw
+lib_check "TCP_CONGESTION autoloads tcp_reno_tw (root)" test "$(cc_set)" = reno_tw
+lib_check "module is loaded after the setsockopt" test -d /sys/module/tcp_reno_tw
+lib_check "listed in tcp_available_congestion_control" \
 	grep -qw reno_tw /proc/sys/net/ipv4/tcp_available_congestion_control
 
 # Not in the allowed list by default: it takes more than a fair share.
 got=$(cc_set setpriv --reuid=65534 --regid=65534 --clear-groups)
-log "unprivileged TCP_CONGESTION reno_tw: $got"
-check "unprivileged use refused with EPERM by default" test "$got" = EPERM
+lib_log "unprivileged TCP_CONGESTION reno_tw: $got"
+lib_check "unprivileged use refused with EPERM by default" test "$got" = EPERM
 allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
 sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed reno_tw"
 got=$(cc_set setpriv --reuid=65534 --regid=65534 --clear-groups)
 sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed"
-check "unprivileged use allowed once the administrator lists it" \
+lib_check "unprivileged use allowed once the administrator lists it" \
 	test "$got" = reno_tw
 
 # The default for new sockets.
@@ -76,30 +77,30 @@ old_cc=$(sysctl -n net.ipv4.tcp_congestion_control)
 sysctl -qw net.ipv4.tcp_congestion_control=reno_tw
 got=$(default_cc)
 sysctl -qw net.ipv4.tcp_congestion_control="$old_cc"
-check "the sysctl makes reno_tw the default of new sockets" test "$got" = reno_tw
+lib_check "the sysctl makes reno_tw the default of new sockets" test "$got" = reno_tw
 
-topo_up dumbbell --rate 10mbit --delay 5ms --queue 50
+lib_topo_up dumbbell --rate 10mbit --delay 5ms --queue 50
 # iperf3 -C: the sender's socket really runs it (ss shows the algorithm).
-nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-wait_listen d1 5201
-nsx s1 iperf3 -c "$IP6_d1" -p 5201 -t 3 -C reno_tw -J > "$TMPD/iperf.json" 2>&1 &
+lib_nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+lib_wait_listen d1 5201
+lib_nsx s1 iperf3 -c "$IP6_d1" -p 5201 -t 3 -C reno_tw -J > "$TMPD/iperf.json" 2>&1 &
 sleep 1.5
-nsx s1 ss -tni "dport = :5201" > "$TMPD/ss.txt"
+lib_nsx s1 ss -tni "dport = :5201" > "$TMPD/ss.txt"
 wait
-check "iperf3 -C reno_tw: the IPv6 data socket runs reno_tw" \
+lib_check "iperf3 -C reno_tw: the IPv6 data socket runs reno_tw" \
 	grep -qE "^[[:space:]]+reno_tw " "$TMPD/ss.txt"
-check "iperf3 -C reno_tw moved data" \
-	at_least "$("$PYTHON" "$MEASURE" iperf-rate "$TMPD/iperf.json")" 1000000
+lib_check "iperf3 -C reno_tw moved data" \
+	lib_at_least "$("$PYTHON" "$MEASURE" iperf-rate "$TMPD/iperf.json")" 1000000
 grep -q reno_tw "$TMPD/ss.txt" || sed 's/^/#   /' "$TMPD/ss.txt"
 
 # The last socket using it gone (its namespaces removed), it unloads.
-topo_down
+lib_topo_down
 for i in $(seq 50); do
 	[ "$(cat /sys/module/tcp_reno_tw/refcnt 2>/dev/null)" = 0 ] && break
 	sleep 0.2
 done
 modprobe -r tcp_reno_tw
-check "module unloads once its last socket is gone" test ! -d /sys/module/tcp_reno_tw
+lib_check "module unloads once its last socket is gone" test ! -d /sys/module/tcp_reno_tw
 
 # The kernel lets a network namespace other than the initial one default
 # only to an allowed algorithm.  Last: Debian's 6.1.192 keeps the module
@@ -108,7 +109,7 @@ check "module unloads once its last socket is gone" test ! -d /sys/module/tcp_re
 modprobe tcp_reno_tw
 before=$(cat /sys/module/tcp_reno_tw/refcnt)
 unshare -n sysctl -qw net.ipv4.tcp_congestion_control=reno_tw 2>"$TMPD/err"
-check "a child namespace cannot default to a restricted algorithm (EPERM)" \
+lib_check "a child namespace cannot default to a restricted algorithm (EPERM)" \
 	grep -q "Operation not permitted" "$TMPD/err"
-log "module references before/after the refused sysctl: $before/$(cat /sys/module/tcp_reno_tw/refcnt) (a kernel that leaks shows one more)"
-finish
+lib_log "module references before/after the refused sysctl: $before/$(cat /sys/module/tcp_reno_tw/refcnt) (a kernel that leaks shows one more)"
+lib_finish

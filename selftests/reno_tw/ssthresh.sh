@@ -14,17 +14,18 @@
 #     less than 43 million.
 
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
-[ -x "$FLOWGEN" ] || skip "tools/flowgen not built (make tools)"
-require_cmd iperf3
-require_module tcp_reno_tw
+[ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
+lib_require_cmd iperf3
+lib_require_module tcp_reno_tw
 PARAMS=/sys/module/tcp_reno_tw/parameters
 PROBE="$PYTHON -m lab.tools.tcp_probe"
-trap '$PROBE stop 2>/dev/null; cleanup' EXIT
+trap '$PROBE stop 2>/dev/null; lib_cleanup' EXIT
 echo 200 > $PARAMS/initial_ssthresh
 echo 5 > $PARAMS/decrease_pct
 
-topo_up dumbbell --rate 10mbit --delay 20ms --queue 100 --loss 1
+lib_topo_up dumbbell --rate 10mbit --delay 20ms --queue 100 --loss 1
 
 # 1. Reno for 3 s, then reno_tw: ssthresh before and after the switch,
 #    read once everything sent was acknowledged (no ACK can change it in
@@ -49,25 +50,25 @@ cat > "$TMPD/switch.py" <<-'EOF'
 	state, unacked, after = info()
 	print(before, after, state, unacked)
 	EOF
-nsx d1 "$FLOWGEN" -s -p 5301 -o "$TMPD/switch.json" &
-wait_listen d1 5301 || exit $KSFT_FAIL
-read -r before after state unacked <<< "$(nsx s1 "$PYTHON" "$TMPD/switch.py" "$IP4_d1")"
+lib_nsx d1 "$FLOWGEN" -s -p 5301 -o "$TMPD/switch.json" &
+lib_wait_listen d1 5301 || exit $KSFT_FAIL
+read -r before after state unacked <<< "$(lib_nsx s1 "$PYTHON" "$TMPD/switch.py" "$IP4_d1")"
 wait
-log "reno, then reno_tw: ssthresh $before before the switch, $after after it (ca_state $state, $unacked unacknowledged)"
-check "a loss under reno set ssthresh below 200" \
+lib_log "reno, then reno_tw: ssthresh $before before the switch, $after after it (ca_state $state, $unacked unacknowledged)"
+lib_check "a loss under reno set ssthresh below 200" \
 	bash -c "[ '${before:-0}' -ge 2 ] && [ '${before:-0}' -lt 200 ]"
-check "switching to reno_tw keeps it (not 200)" test "${after:-x}" = "${before:-y}"
+lib_check "switching to reno_tw keeps it (not 200)" test "${after:-x}" = "${before:-y}"
 
 # 2. An initial window of 100 million segments, then a loss.
-read -r gw dev <<< "$(nsx s1 ip -4 route get "$IP4_d1" |
+read -r gw dev <<< "$(lib_nsx s1 ip -4 route get "$IP4_d1" |
 	sed -n 's/.* via \([^ ]*\) dev \([^ ]*\).*/\1 \2/p')"
-nsx s1 ip route add "$IP4_d1/32" via "$gw" dev "$dev" initcwnd 100000000
-nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-wait_listen d1 5201 || exit $KSFT_FAIL
+lib_nsx s1 ip route add "$IP4_d1/32" via "$gw" dev "$dev" initcwnd 100000000
+lib_nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+lib_wait_listen d1 5201 || exit $KSFT_FAIL
 $PROBE start --dport 5201
 cat /sys/kernel/tracing/trace_pipe > "$TMPD/huge.trace" &
 reader=$!
-nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t 2 -C reno_tw >/dev/null 2>&1
+lib_nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t 2 -C reno_tw >/dev/null 2>&1
 $PROBE stop
 sleep 0.5
 kill $reader 2>/dev/null; wait $reader 2>/dev/null
@@ -75,9 +76,9 @@ kill $reader 2>/dev/null; wait $reader 2>/dev/null
 # window (restart after idle, tcp_current_ssthresh()) do not count.
 first=$($PROBE changes "$TMPD/huge.trace" |
 	awk '$4 != int($2 / 2) + int($2 / 4)' | head -1)
-log "first change of ssthresh by a loss (t cwnd ssthresh -> ssthresh cwnd): '${first}'"
+lib_log "first change of ssthresh by a loss (t cwnd ssthresh -> ssthresh cwnd): '${first}'"
 read -r _ c0 _ s1 _ <<< "${first:-0 0 0 0 0}"
-check "the window started at 100 million segments" test "$c0" -ge 99000000
-check "ssthresh after the first loss is at least half of it" \
+lib_check "the window started at 100 million segments" test "$c0" -ge 99000000
+lib_check "ssthresh after the first loss is at least half of it" \
 	awk -v c="$c0" -v s="$s1" 'BEGIN { exit !(c > 0 && s >= c / 2) }'
-finish
+lib_finish

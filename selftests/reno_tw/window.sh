@@ -15,12 +15,13 @@
 #    ssthresh at half the window.
 
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
-require_cmd iperf3 tc
-require_module tcp_reno_tw
+lib_require_cmd iperf3 tc
+lib_require_module tcp_reno_tw
 PARAMS=/sys/module/tcp_reno_tw/parameters
 PROBE="$PYTHON -m lab.tools.tcp_probe"
-trap '$PROBE stop 2>/dev/null; echo 200 > $PARAMS/initial_ssthresh; echo 5 > $PARAMS/decrease_pct; cleanup' EXIT
+trap '$PROBE stop 2>/dev/null; echo 200 > $PARAMS/initial_ssthresh; echo 5 > $PARAMS/decrease_pct; lib_cleanup' EXIT
 # Whatever an earlier test left: start from the documented defaults.
 echo 200 > $PARAMS/initial_ssthresh
 echo 5 > $PARAMS/decrease_pct
@@ -30,20 +31,20 @@ echo 5 > $PARAMS/decrease_pct
 # $TMPD/NAME.red (ssthresh decreases: "t cwnd_before ssthresh_after").
 flow() {
 	local name=$1 cc=$2 secs=$3 at=${4:-} dur=${5:-}
-	nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-	wait_listen d1 5201 || return 1
+	lib_nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
+	lib_wait_listen d1 5201 || return 1
 	$PROBE start --dport 5201
 	cat /sys/kernel/tracing/trace_pipe > "$TMPD/$name.trace" &
 	local reader=$!
-	nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t "$secs" -C "$cc" >/dev/null 2>&1 &
+	lib_nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t "$secs" -C "$cc" >/dev/null 2>&1 &
 	local client=$!
 	if [ -n "$at" ]; then
 		# Drop everything r1 sends to r2 for a while: no ACK comes back.
 		sleep "$at"
-		nsx r2 tc qdisc change dev ifb-r1 root netem limit 100000 \
+		lib_nsx r2 tc qdisc change dev ifb-r1 root netem limit 100000 \
 			delay "$DELAY_US"us loss random 100%
 		sleep "$dur"
-		nsx r2 tc qdisc change dev ifb-r1 root netem limit 100000 \
+		lib_nsx r2 tc qdisc change dev ifb-r1 root netem limit 100000 \
 			delay "$DELAY_US"us
 	fi
 	wait $client
@@ -52,7 +53,7 @@ flow() {
 	kill $reader 2>/dev/null; wait $reader 2>/dev/null
 	$PROBE records "$TMPD/$name.trace" > "$TMPD/$name.rec"
 	$PROBE changes "$TMPD/$name.trace" > "$TMPD/$name.chg"
-	log "$name ($cc): $(wc -l < "$TMPD/$name.rec") ACKs traced, $(wc -l < "$TMPD/$name.chg") changes of ssthresh"
+	lib_log "$name ($cc): $(wc -l < "$TMPD/$name.rec") ACKs traced, $(wc -l < "$TMPD/$name.chg") changes of ssthresh"
 }
 
 # classify NAME PCT: "congestion timeout kernel unexplained" counts of the
@@ -77,30 +78,30 @@ slow_start() {
 # 1. Slow start, on a path whose BDP (167 packets) and queue (2000) let
 #    the window pass 250 without loss.
 DELAY_US=50000
-topo_up dumbbell --rate 20mbit --delay 50ms --queue 2000
+lib_topo_up dumbbell --rate 20mbit --delay 50ms --queue 2000
 
 flow tw200 reno_tw 3
 read -r s max reach later <<< "$(slow_start tw200)"
-log "reno_tw initial_ssthresh=200: ssthresh $s, reached at ${reach}s, cwnd $later one second (10 RTTs) later"
-check "reno_tw starts with ssthresh 200" test "$s" = 200
-check "slow start reaches 200 packets" at_least "$reach" 0
-check "then linear growth: 200..215 packets 10 RTTs later" \
+lib_log "reno_tw initial_ssthresh=200: ssthresh $s, reached at ${reach}s, cwnd $later one second (10 RTTs) later"
+lib_check "reno_tw starts with ssthresh 200" test "$s" = 200
+lib_check "slow start reaches 200 packets" lib_at_least "$reach" 0
+lib_check "then linear growth: 200..215 packets 10 RTTs later" \
 	bash -c "[ $later -ge 200 ] && [ $later -le 215 ]"
 
 echo 50 > $PARAMS/initial_ssthresh
 flow tw50 reno_tw 3
 read -r s max reach later <<< "$(slow_start tw50)"
-log "reno_tw initial_ssthresh=50: ssthresh $s, reached at ${reach}s, cwnd $later 10 RTTs later"
-check "initial_ssthresh=50 takes effect" test "$s" = 50
-check "slow start ends at 50: 50..65 packets 10 RTTs later" \
+lib_log "reno_tw initial_ssthresh=50: ssthresh $s, reached at ${reach}s, cwnd $later 10 RTTs later"
+lib_check "initial_ssthresh=50 takes effect" test "$s" = 50
+lib_check "slow start ends at 50: 50..65 packets 10 RTTs later" \
 	bash -c "[ $reach != -1.000 ] && [ $later -ge 50 ] && [ $later -le 65 ]"
 echo 200 > $PARAMS/initial_ssthresh
 
 flow reno reno 3
 read -r s max reach later <<< "$(slow_start reno)"
-log "reno: ssthresh $s, largest cwnd in the first 1.5 s $max"
-check "reno slow-starts past 250 packets in 1.5 s (no initial threshold)" \
-	at_least "$max" 251
+lib_log "reno: ssthresh $s, largest cwnd in the first 1.5 s $max"
+lib_check "reno slow-starts past 250 packets in 1.5 s (no initial threshold)" \
+	lib_at_least "$max" 251
 
 # 2. Congestion events, on a path with 0.5 % random loss (and a queue
 #    that overflows above 133 packets), so that they come at ever different
@@ -108,33 +109,33 @@ check "reno slow-starts past 250 packets in 1.5 s (no initial threshold)" \
 #    ssthresh to the value it already has, which the trace cannot show.
 #    Slow start ends at 40 so that losses come one at a time.
 DELAY_US=20000
-topo_up dumbbell --rate 10mbit --delay 20ms --queue 100 --loss 0.5
+lib_topo_up dumbbell --rate 10mbit --delay 20ms --queue 100 --loss 0.5
 echo 40 > $PARAMS/initial_ssthresh
 flow tw5 reno_tw 8
 read -r m t u o <<< "$(classify tw5 5)"
-log "decrease_pct=5: $m changes to 95 % of cwnd, $t by timeouts, $u by the kernel, $o unexplained"
-check "congestion events seen: at least 5 changes to floor(95 % of cwnd)" at_least "$m" 5
-check "every change of ssthresh explained (95 %, timeout or kernel)" test "$o" = 0
+lib_log "decrease_pct=5: $m changes to 95 % of cwnd, $t by timeouts, $u by the kernel, $o unexplained"
+lib_check "congestion events seen: at least 5 changes to floor(95 % of cwnd)" lib_at_least "$m" 5
+lib_check "every change of ssthresh explained (95 %, timeout or kernel)" test "$o" = 0
 
 echo 50 > $PARAMS/decrease_pct
 flow tw50pct reno_tw 8
 read -r m t u o <<< "$(classify tw50pct 50)"
-log "decrease_pct=50: $m changes to 50 % of cwnd, $t by timeouts, $u by the kernel, $o unexplained"
-check "decrease_pct=50: at least 5 changes to 50 %, none unexplained" \
+lib_log "decrease_pct=50: $m changes to 50 % of cwnd, $t by timeouts, $u by the kernel, $o unexplained"
+lib_check "decrease_pct=50: at least 5 changes to 50 %, none unexplained" \
 	bash -c "[ $m -ge 5 ] && [ $o = 0 ]"
 echo 5 > $PARAMS/decrease_pct
 
 # 3. A retransmission timeout: 1.5 s without any data getting through, on
 #    a path without random loss.
-topo_up dumbbell --rate 10mbit --delay 20ms --queue 100
+lib_topo_up dumbbell --rate 10mbit --delay 20ms --queue 100
 flow rto reno_tw 6 3 1.5
 echo 200 > $PARAMS/initial_ssthresh
 rto=$(awk '$1 > 3 && $5 <= 2' "$TMPD/rto.chg" | head -1)
-log "first change after the blackhole (t cwnd ssthresh -> ssthresh cwnd): '${rto}'"
-check "the timeout collapsed the window to at most 2 segments" test -n "$rto"
-check "ssthresh after the timeout is half the window, not 95 %" \
+lib_log "first change after the blackhole (t cwnd ssthresh -> ssthresh cwnd): '${rto}'"
+lib_check "the timeout collapsed the window to at most 2 segments" test -n "$rto"
+lib_check "ssthresh after the timeout is half the window, not 95 %" \
 	"$PYTHON" -c "
 import sys; from lab.tools import tcp_probe
 t, c0, s0, s1, c1 = map(float, '${rto:-0 0 0 0 9}'.split())
 sys.exit(not tcp_probe.decreased(int(c0), int(s1), 50))"
-finish
+lib_finish

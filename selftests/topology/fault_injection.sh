@@ -4,6 +4,7 @@
 # delay, then one with 20% less rate, than the checks expect, and require
 # the RTT and the TCP goodput checks respectively to fail.
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
 dir=$(dirname "$0")
 run_faulty() { # fault check-pattern checks-to-run
@@ -13,6 +14,6 @@ run_faulty() { # fault check-pattern checks-to-run
 	sed 's/^/#   /' "$TMPD/$1.out"
 	[ $rc = $KSFT_FAIL ] && grep -q "^not ok .*$2" "$TMPD/$1.out"
 }
-check "20% more delay fails the RTT checks" run_faulty delay "ping RTT" rtt
-check "20% less rate fails the goodput check" run_faulty rate "TCP goodput" tcp
-finish
+lib_check "20% more delay fails the RTT checks" run_faulty delay "ping RTT" rtt
+lib_check "20% less rate fails the goodput check" run_faulty rate "TCP goodput" tcp
+lib_finish

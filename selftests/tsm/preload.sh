@@ -10,81 +10,73 @@
 # multfrc_0.5 is not in tcp_allowed_congestion_control, the same run falls
 # back to the kernel default, says so in one line, and still completes.
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
 TSM=$REPO/tools/tsm/tsm
 LIB=$REPO/tools/tsm/libtsm_preload.so
-[ -x "$TSM" ] && [ -f "$LIB" ] || skip "tools/tsm not built (make tools)"
-require_cmd iperf3 ss setpriv
+[ -x "$TSM" ] && [ -f "$LIB" ] || lib_skip "tools/tsm not built (make tools)"
+lib_require_cmd iperf3 ss setpriv
 # The named instance the Scavenger profile asks for (Documentation/
 # multfrc.rst: instances=0.5 registers multfrc_0.5).
 modprobe -r tcp_multfrc 2>/dev/null
-modprobe tcp_multfrc instances=0.5,2 || skip "tcp_multfrc not available"
+modprobe tcp_multfrc instances=0.5,2 || lib_skip "tcp_multfrc not available"
 DEFAULT=$(sysctl -n net.ipv4.tcp_congestion_control)
-log "kernel default $DEFAULT; allowed: $(sysctl -n net.ipv4.tcp_allowed_congestion_control)"
+lib_log "kernel default $DEFAULT; allowed: $(sysctl -n net.ipv4.tcp_allowed_congestion_control)"
 
-topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
+lib_topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
 
-# json_cc FILE: the sender's congestion control in iperf3's report.
-json_cc() {
-	"$PYTHON" -c 'import json, sys
-print(json.load(open(sys.argv[1]))["end"].get("sender_tcp_congestion", "?"))' "$1"
-}
-
-# json_bytes FILE: bytes the receiver got.
-json_bytes() {
-	"$PYTHON" -c 'import json, sys
-print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bytes"])' "$1"
-}
+# iperf_cc FILE: the sender's congestion control in iperf3's report.
+iperf_cc() { lib_json "$1" "d['end'].get('sender_tcp_congestion', '?')"; }
 
 # 1. Scavenger through tsm run, as root.
 out=$TMPD/scav.json
-nsx d1 iperf3 -s -1 -p 5201 > /dev/null 2>&1 &
-wait_listen d1 5201 || exit $KSFT_FAIL
-nsx s1 env TSM_VERBOSE=1 "$TSM" run --capacityProfile scavenger -- \
+lib_nsx d1 iperf3 -s -1 -p 5201 > /dev/null 2>&1 &
+lib_wait_listen d1 5201 || exit $KSFT_FAIL
+lib_nsx s1 env TSM_VERBOSE=1 "$TSM" run --capacityProfile scavenger -- \
 	iperf3 -c "$IP4_d1" -p 5201 -t 4 -J > "$out" 2> "$out.err" &
 cpid=$!
 sleep 2
-ss_out=$(nsx s1 ss -tinH state established "( dport = :5201 )")
-rss=$(nsx d1 ss -tinH state established "( sport = :5201 )")
+ss_out=$(lib_nsx s1 ss -tinH state established "( dport = :5201 )")
+rss=$(lib_nsx d1 ss -tinH state established "( sport = :5201 )")
 wait $cpid
 rc=$?
-reap_jobs 30
+lib_reap_jobs 30
 sed 's/^/#   stderr: /' "$out.err"
-log "ss -ti at the sender:"
+lib_log "ss -ti at the sender:"
 sed 's/^/#   /' <<< "$ss_out"
-check "scavenger: iperf3 succeeds under the preload" test $rc = 0
-check "scavenger: the preload explains cc multfrc_0.5 in one line" \
+lib_check "scavenger: iperf3 succeeds under the preload" test $rc = 0
+lib_check "scavenger: the preload explains cc multfrc_0.5 in one line" \
 	grep -qx "tsm_preload: TCP: full reliability; cc multfrc_0.5 (Scavenger, weight 0.5)" "$out.err"
-check "scavenger: nothing else on stderr" test "$(wc -l < "$out.err")" = 1
+lib_check "scavenger: nothing else on stderr" test "$(wc -l < "$out.err")" = 1
 # Both of iperf3's connections (control and data) are the preload's.
 n_ss=$(grep -c "rtt:" <<< "$ss_out")
 n_mf=$(grep -c " multfrc_0.5 " <<< "$ss_out")
-check "scavenger: ss -ti shows multfrc_0.5 on all $n_ss sender sockets" \
+lib_check "scavenger: ss -ti shows multfrc_0.5 on all $n_ss sender sockets" \
 	test "$n_ss" -ge 2 -a "$n_mf" = "$n_ss"
-cc=$(json_cc "$out")
-check "scavenger: iperf3 reports sender cc $cc (multfrc_0.5)" \
+cc=$(iperf_cc "$out")
+lib_check "scavenger: iperf3 reports sender cc $cc (multfrc_0.5)" \
 	test "$cc" = multfrc_0.5
-bytes=$(json_bytes "$out")
-check "scavenger: data arrived ($bytes bytes in 4 s)" at_least "$bytes" 500000
+bytes=$(lib_json "$out" "d['end']['sum_received']['bytes']")
+lib_check "scavenger: data arrived ($bytes bytes in 4 s)" lib_at_least "$bytes" 500000
 n_rd=$(grep -c " $DEFAULT " <<< "$rss")
-check "scavenger: the receiver, not preloaded, keeps $DEFAULT ($n_rd sockets)" \
+lib_check "scavenger: the receiver, not preloaded, keeps $DEFAULT ($n_rd sockets)" \
 	test "$n_rd" -ge 2 -a -z "$(grep multfrc <<< "$rss")"
 
 # 2. Without CAP_NET_ADMIN: multfrc_0.5 is not allowed; the fallback.
 out=$TMPD/unpriv.json
-nsx d1 iperf3 -s -1 -p 5202 > /dev/null 2>&1 &
-wait_listen d1 5202 || exit $KSFT_FAIL
-nsx s1 env TSM_PROFILE=scavenger LD_PRELOAD="$LIB" \
+lib_nsx d1 iperf3 -s -1 -p 5202 > /dev/null 2>&1 &
+lib_wait_listen d1 5202 || exit $KSFT_FAIL
+lib_nsx s1 env TSM_PROFILE=scavenger LD_PRELOAD="$LIB" \
 	setpriv --bounding-set=-net_admin \
 	iperf3 -c "$IP4_d1" -p 5202 -t 2 -J > "$out" 2> "$out.err"
 rc=$?
-reap_jobs 30
+lib_reap_jobs 30
 sed 's/^/#   stderr: /' "$out.err"
-check "unprivileged: iperf3 succeeds" test $rc = 0
-check "unprivileged: one line says multfrc_0.5 is not allowed" \
+lib_check "unprivileged: iperf3 succeeds" test $rc = 0
+lib_check "unprivileged: one line says multfrc_0.5 is not allowed" \
 	test "$(grep -c "fallback from multfrc_0.5 (not in tcp_allowed_congestion_control)" "$out.err")" = 1
-cc=$(json_cc "$out")
-check "unprivileged: iperf3 reports sender cc $cc ($DEFAULT)" \
+cc=$(iperf_cc "$out")
+lib_check "unprivileged: iperf3 reports sender cc $cc ($DEFAULT)" \
 	test "$cc" = "$DEFAULT"
 
-finish
+lib_finish

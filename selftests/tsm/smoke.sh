@@ -16,13 +16,14 @@
 # diagnostic, which fails a guest run: Documentation/tsm.rst) and PR-SCTP
 # without retransmissions.
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
 TSM=$REPO/tools/tsm/tsm
-[ -x "$TSM" ] || skip "tools/tsm not built (make tools)"
-require_module tltcp tcp_reno_tw tcp_bbr dccp_ipv4 sctp
+[ -x "$TSM" ] || lib_skip "tools/tsm not built (make tools)"
+lib_require_module tltcp tcp_reno_tw tcp_bbr dccp_ipv4 sctp
 # The named instances tsm asks for (Documentation/multfrc.rst).
 modprobe -r tcp_multfrc 2>/dev/null
-modprobe tcp_multfrc instances=0.5,2 || skip "tcp_multfrc not available"
+modprobe tcp_multfrc instances=0.5,2 || lib_skip "tcp_multfrc not available"
 sysctl -qw net.sctp.prsctp_enable=1
 
 # The fallback on a real kernel, before any TLTCP socket holds the module:
@@ -32,16 +33,16 @@ sysctl -qw net.sctp.prsctp_enable=1
 rmmod tltcp
 req="--reliability partial --msgLifetime 200"
 out=$(setpriv --bounding-set=-net_admin "$TSM" select $req)
-log "tltcp unloaded, without CAP_NET_ADMIN: $out"
-check "tltcp unloaded, unprivileged: partial falls back to SCTP" \
+lib_log "tltcp unloaded, without CAP_NET_ADMIN: $out"
+lib_check "tltcp unloaded, unprivileged: partial falls back to SCTP" \
 	grep -q "^SCTP: .*fallback from TLTCP (module not loaded" <<< "$out"
 out=$("$TSM" select $req)
-log "tltcp unloaded, root: $out"
-check "tltcp unloaded, root: TLTCP loaded on use" \
+lib_log "tltcp unloaded, root: $out"
+lib_check "tltcp unloaded, root: TLTCP loaded on use" \
 	grep -q "^TLTCP: .*module loaded on use" <<< "$out"
 modprobe tltcp
 
-topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
+lib_topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
 head -c 200000 /dev/urandom > "$TMPD/data"
 port=6000
 
@@ -56,10 +57,10 @@ run_case() {
 	local out=$TMPD/out.$port err=$TMPD/err.$port
 	shift 4
 	port=$((port + 1))
-	kv=$(nsx s1 "$TSM" select --kv "$@" | head -1)
-	log "$name: $(nsx s1 "$TSM" select "$@" 2>&1)"
+	kv=$(lib_nsx s1 "$TSM" select --kv "$@" | head -1)
+	lib_log "$name: $(lib_nsx s1 "$TSM" select "$@" 2>&1)"
 	for w in $want; do
-		check "$name: ${w%%=*} is ${w#*=}" \
+		lib_check "$name: ${w%%=*} is ${w#*=}" \
 			test "$(field "$kv" "${w%%=*}")" = "${w#*=}"
 	done
 	t=$(field "$kv" transport)
@@ -68,16 +69,16 @@ run_case() {
 	SCTP)	proto=sctp ;;
 	*)	proto=tcp ;;
 	esac
-	nsx d1 "$TSM" recv "$port" "$@" > "$out" 2> "$err.recv" &
+	lib_nsx d1 "$TSM" recv "$port" "$@" > "$out" 2> "$err.recv" &
 	rpid=$!
-	wait_listen d1 "$port" "$proto" || { check "$name: receiver" false; return; }
+	lib_wait_listen d1 "$port" "$proto" || { lib_check "$name: receiver" false; return; }
 	t0=$SECONDS
-	nsx s1 timeout 60 "$TSM" send "$IP4_d1" "$port" "$@" \
+	lib_nsx s1 timeout 60 "$TSM" send "$IP4_d1" "$port" "$@" \
 		< "$TMPD/data" 2> "$err.send"
-	check "$name: send succeeds" test $? = 0
+	lib_check "$name: send succeeds" test $? = 0
 	# 200 kB take 0.2 s at 10 Mbit/s: a sender that waits for its close's
 	# 30 s limit did not see the peer take everything.
-	check "$name: send returns within 10 s ($((SECONDS - t0)) s)" \
+	lib_check "$name: send returns within 10 s ($((SECONDS - t0)) s)" \
 		test $((SECONDS - t0)) -lt 10
 	timeout 60 tail --pid=$rpid -f /dev/null
 	kill $rpid 2>/dev/null
@@ -85,12 +86,12 @@ run_case() {
 	sed 's/^/#   recv: /' "$err.recv"
 	got=$(stat -c %s "$out")
 	if [ "$reliable" = yes ]; then
-		check "$name: every byte arrives intact" cmp -s "$TMPD/data" "$out"
+		lib_check "$name: every byte arrives intact" cmp -s "$TMPD/data" "$out"
 	else
-		check "$name: most bytes arrive ($got of 200000)" \
-			at_least "$got" 100000
+		lib_check "$name: most bytes arrive ($got of 200000)" \
+			lib_at_least "$got" 100000
 	fi
-	check "$name: statistics '$stats_re'" \
+	lib_check "$name: statistics '$stats_re'" \
 		grep -Eq "^stats: .*$stats_re" "$err.send"
 }
 
@@ -122,4 +123,4 @@ run_case "SCTP, partial, unordered" "transport=SCTP pr=ttl unordered=1" no \
 all && run_case "SCTP, no reliability, ordered" "transport=SCTP pr=rtx" no \
 	"deadline misses [0-9]+" --reliability none --preserveOrder require
 
-finish
+lib_finish

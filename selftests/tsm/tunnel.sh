@@ -15,21 +15,17 @@
 #    destination; the table is gone after SIGTERM, and after tsm tunnel
 #    cleanup following SIGKILL.
 . "$(dirname "$0")/../lib.sh"
+lib_init
 
 TSM=$REPO/tools/tsm/tsm
 APP=$SELFTESTS_DIR/tsm/udp_app.py
-[ -x "$TSM" ] || skip "tools/tsm not built (make tools)"
-require_cmd nft
-require_module dccp_ipv4 dccp_ipv6
+[ -x "$TSM" ] || lib_skip "tools/tsm not built (make tools)"
+lib_require_cmd nft
+lib_require_module dccp_ipv4 dccp_ipv6
 
-# jf FILE EXPR...: each EXPR (Python, over the JSON object d) of a JSON
-# file, a line each; one Python start for all (most of a second under TCG).
-jf() {
-	"$PYTHON" -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-for e in sys.argv[2:]:
-    print(eval(e))' "$@" 2>/dev/null
-}
+# jf FILE EXPR...: lib_json, quiet: the stats files are read while the
+# tunnel writes them.
+jf() { lib_json "$@" 2>/dev/null; }
 
 # bad_args WANT ARGS...: tsm tunnel ARGS exits 2 and says WANT.
 bad_args() {
@@ -38,7 +34,7 @@ bad_args() {
 	out=$("$TSM" tunnel "$@" 2>&1)
 	rc=$?
 	[ "$rc" = 2 ] && grep -qF -- "$want" <<< "$out" && return 0
-	log "exit $rc: $out"
+	lib_log "exit $rc: $out"
 	return 1
 }
 
@@ -49,7 +45,7 @@ wait_json() {
 		[ "$(jf "$1" "$2")" = True ] && return 0
 		sleep 0.1
 	done
-	log "$1: $2 never held"; sed 's/^/#   /' "$1" 2>/dev/null
+	lib_log "$1: $2 never held"; sed 's/^/#   /' "$1" 2>/dev/null
 	return 1
 }
 
@@ -69,36 +65,36 @@ nsbg() {
 # (976 kbit/s delivered, delay p95 391 ms); tltcp 35/36: all but the
 # overload's delay, p95 456 ms (840 kbit/s delivered, last 50 mean 238 ms).
 TRANSPORT=${TUNNEL_TRANSPORT:-dccp-ccid2}
-log "transport $TRANSPORT"
+lib_log "transport $TRANSPORT"
 case $TRANSPORT in
 dccp*)	LISTEN_PROTO=dccp ;;
 multfrc*)
 	# the named instances multfrc:N asks for (Documentation/multfrc.rst)
 	LISTEN_PROTO=tcp
 	modprobe -r tcp_multfrc 2>/dev/null
-	modprobe tcp_multfrc instances=0.5,2 || skip "tcp_multfrc not available" ;;
-tltcp)	LISTEN_PROTO=tcp; require_module tltcp ;;
+	modprobe tcp_multfrc instances=0.5,2 || lib_skip "tcp_multfrc not available" ;;
+tltcp)	LISTEN_PROTO=tcp; lib_require_module tltcp ;;
 *)	LISTEN_PROTO=tcp ;;
 esac
 
 # fds PID: open descriptors of a process.
 fds() { ls /proc/"$1"/fd | wc -l; }
 
-check "no --peer" bad_args "--peer HOST:PORT is required" \
+lib_check "no --peer" bad_args "--peer HOST:PORT is required" \
 	client --udp 7001 --to 10.0.0.1:9
-check "port out of range" bad_args "the port must be 1 to 65535" \
+lib_check "port out of range" bad_args "the port must be 1 to 65535" \
 	client --peer h:1 --udp 70000 --to 10.0.0.1:9
-check "peer without port" bad_args "is not HOST:PORT" \
+lib_check "peer without port" bad_args "is not HOST:PORT" \
 	client --peer host --udp 1 --to 10.0.0.1:9
-check "IPv6 without brackets" bad_args "brackets" \
+lib_check "IPv6 without brackets" bad_args "brackets" \
 	client --peer ::1:5000 --udp 1 --to 10.0.0.1:9
-check "unknown transport" bad_args "unknown transport 'quic'" \
+lib_check "unknown transport" bad_args "unknown transport 'quic'" \
 	server --listen 7000 --transport quic
-check "queue 0" bad_args "--queue: '0' is not a number from 1" \
+lib_check "queue 0" bad_args "--queue: '0' is not a number from 1" \
 	server --listen 7000 --queue 0
-check "client option to the server" bad_args "--udp is a client option" \
+lib_check "client option to the server" bad_args "--udp is a client option" \
 	server --listen 7000 --udp 1
-check "unknown command" bad_args "unknown command 'frob'" frob
+lib_check "unknown command" bad_args "unknown command 'frob'" frob
 
 # start_pair TAG NS_PORT SERVER_ARGS -- CLIENT_ARGS: a server on d1 and a
 # client on s1, stats in $TMPD/TAG.{srv,cli}.json; SRV and CLI their pids.
@@ -113,7 +109,7 @@ start_pair() {
 		--stats "$TMPD/$tag.srv.json" "${sargs[@]}" \
 		> "$TMPD/$tag.srv.out" 2> "$TMPD/$tag.srv.err"
 	SRV=$!
-	wait_listen d1 "$port" "$LISTEN_PROTO" || return 1
+	lib_wait_listen d1 "$port" "$LISTEN_PROTO" || return 1
 	nsbg s1 "$TSM" tunnel client --interval 0.2 \
 		--transport "$TRANSPORT" \
 		--stats "$TMPD/$tag.cli.json" "${cargs[@]}" \
@@ -132,17 +128,17 @@ stop_pair() {
 	sed 's/^/#   server: /' "$TMPD/$1.srv.err"
 }
 
-# intact TAG N: the sink got datagrams 0..N-1, undamaged, in order.
-intact() {
+# sink_intact TAG N: the sink got datagrams 0..N-1, undamaged, in order.
+sink_intact() {
 	local f=$TMPD/$1.sink
 	[ "$(jf "$f" "(d['count'], d['damaged'], d['reordered'], d['seqs'] == list(range($2)))")" \
-		= "($2, 0, 0, True)" ] && return 0
-	log "sink: $(jf "$f" "(d['count'], d['damaged'], d['reordered'], d['first'], d['last'])")"
+		= "$2 0 0 True" ] && return 0
+	lib_log "sink: $(jf "$f" "(d['count'], d['damaged'], d['reordered'], d['first'], d['last'])")"
 	return 1
 }
 
 # --- unshaped: intact, in order, replies ------------------------------------
-topo_up dumbbell --rate 1gbit --delay 1ms --queue 1000
+lib_topo_up dumbbell --rate 1gbit --delay 1ms --queue 1000
 
 run_intact() { # TAG FAMILY PEER UDP TO SINK_ADDR SINK_PORT N
 	local tag=$1 fam=$2 n=$8 replies
@@ -150,34 +146,34 @@ run_intact() { # TAG FAMILY PEER UDP TO SINK_ADDR SINK_PORT N
 		--idle 1 --echo
 	local sink=$!
 	start_pair "$tag" 7000 -- --peer "$3" --udp "$4" --to "$5" --queue 16 ||
-		{ check "$tag: tunnel up" false; kill $sink; return; }
-	nsx s1 "$PYTHON" "$APP" send "${4%:*}" "${4##*:}" --rate 200 \
+		{ lib_check "$tag: tunnel up" false; kill $sink; return; }
+	lib_nsx s1 "$PYTHON" "$APP" send "${4%:*}" "${4##*:}" --rate 200 \
 		--size 200 --count "$n" --connect --linger 5 \
 		--replies "$TMPD/$tag.rep"
 	wait $sink
 	stop_pair "$tag"
-	check "$tag: $n datagrams intact, in order" intact "$tag" "$n"
+	lib_check "$tag: $n datagrams intact, in order" sink_intact "$tag" "$n"
 	replies=$(jf "$TMPD/$tag.rep" "d['replies']")
-	log "$tag: $replies replies of $n; server: $(jf "$TMPD/$tag.srv.final" \
+	lib_log "$tag: $replies replies of $n; server: $(jf "$TMPD/$tag.srv.final" \
 		"' '.join(f'{k} {d[k][\"datagrams\"]}' for k in ('from_dest', 'to_tunnel', 'dropped_queue_full', 'dropped_disconnected', 'dropped_expired', 'dropped_other'))"); client: $(jf "$TMPD/$tag.cli.final" \
 		"' '.join(f'{k} {d[k][\"datagrams\"]}' for k in ('from_tunnel', 'to_app', 'to_app_errors'))")"
-	check "$tag: $n replies back to the application" test "$replies" = "$n"
-	check "$tag: counted: from_app = to_tunnel = delivered = $n" test \
+	lib_check "$tag: $n replies back to the application" test "$replies" = "$n"
+	lib_check "$tag: counted: from_app = to_tunnel = delivered = $n" test \
 		"$(jf "$TMPD/$tag.cli.final" "d['from_app']['datagrams'], d['to_tunnel']['datagrams']")/$(jf "$TMPD/$tag.srv.final" "d['delivered']['datagrams']")" \
-		= "($n, $n)/$n"
+		= "$n $n/$n"
 }
 run_intact ipv4 4 "$IP4_d1:7000" 127.0.0.1:7001 127.0.0.1:9000 127.0.0.1 9000 300
 run_intact ipv6 6 "[$IP6_d1]:7000" "[::1]:7001" "[::1]:9000" ::1 9000 100
-topo_down
+lib_topo_down
 
 # --- overload: 2.5 x a 1 Mbit/s bottleneck ---------------------------------
-topo_up dumbbell --rate 1mbit --delay 10ms --queue 20
+lib_topo_up dumbbell --rate 1mbit --delay 10ms --queue 20
 nsbg d1 "$PYTHON" "$APP" sink 127.0.0.1 9100 --out "$TMPD/ol.sink" --idle 1
 sink=$!
 if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 	--to 127.0.0.1:9100; then
 	# 1000-byte datagrams at 312/s: 2.5 Mbit/s for 6 s
-	nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7101 --rate 312 --size 1000 \
+	lib_nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7101 --rate 312 --size 1000 \
 		--count 1872
 	wait $sink
 	stop_pair ol
@@ -192,18 +188,18 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 		"d['from_app']['datagrams'] == d['to_tunnel']['datagrams'] + d['dropped_queue_full']['datagrams'] + d['dropped_disconnected']['datagrams'] + d['dropped_expired']['datagrams'] + d['dropped_other']['datagrams'] + d['queued']" \
 		"d['from_app']['datagrams']" \
 		"d['dropped_queue_full']['datagrams'] >= 0.4 * 1872")
-	log "offered 1872 x 1000 B at 2.5 Mbit/s: $counts (from_app, to_tunnel, dropped_queue_full, queued); $got delivered"
-	log "delivered $rate bit/s in seconds 2-4; one-way delay p95 $p95 ms, last 50 mean $last ms"
-	check "overload: received = sent + dropped + queued" test "$balance" = True
-	check "overload: all 1872 received by the client" test "$from_app" = 1872
-	check "overload: at least 40 % dropped at the tunnel (queue full)" test "$full" = True
-	check "overload: the server delivered what the sink got" test "$(jf "$TMPD/ol.srv.final" "d['delivered']['datagrams']")" = "$got"
-	check "overload: delivered rate 0.5-1.0 Mbit/s (bottleneck 1)" awk -v r="$rate" 'BEGIN { exit !(r >= 500000 && r <= 1000000) }'
+	lib_log "offered 1872 x 1000 B at 2.5 Mbit/s: $counts (from_app, to_tunnel, dropped_queue_full, queued); $got delivered"
+	lib_log "delivered $rate bit/s in seconds 2-4; one-way delay p95 $p95 ms, last 50 mean $last ms"
+	lib_check "overload: received = sent + dropped + queued" test "$balance" = True
+	lib_check "overload: all 1872 received by the client" test "$from_app" = 1872
+	lib_check "overload: at least 40 % dropped at the tunnel (queue full)" test "$full" = True
+	lib_check "overload: the server delivered what the sink got" test "$(jf "$TMPD/ol.srv.final" "d['delivered']['datagrams']")" = "$got"
+	lib_check "overload: delivered rate 0.5-1.0 Mbit/s (bottleneck 1)" awk -v r="$rate" 'BEGIN { exit !(r >= 500000 && r <= 1000000) }'
 	# An unbounded queue would hold 1.5 s of data per second of overload.
-	check "overload: one-way delay p95 <= 400 ms" at_most "$p95" 400
-	check "overload: delay at the end <= 400 ms (not growing)" at_most "$last" 400
+	lib_check "overload: one-way delay p95 <= 400 ms" lib_at_most "$p95" 400
+	lib_check "overload: delay at the end <= 400 ms (not growing)" lib_at_most "$last" 400
 else
-	check "overload: tunnel up" false
+	lib_check "overload: tunnel up" false
 	kill $sink
 fi
 
@@ -213,7 +209,7 @@ sink=$!
 if start_pair rs 7200 -- --peer "$IP4_d1:7200" --udp 127.0.0.1:7201 \
 	--to 127.0.0.1:9200; then
 	# 100 x 120 B per second for 8 s
-	nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7201 --rate 100 --size 120 \
+	lib_nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7201 --rate 100 --size 120 \
 		--count 800 &
 	app=$!
 	sleep 1
@@ -224,36 +220,36 @@ if start_pair rs 7200 -- --peer "$IP4_d1:7200" --udp 127.0.0.1:7201 \
 		--stats "$TMPD/rs.srv.json" > "$TMPD/rs.srv.out" \
 		2> "$TMPD/rs.srv.err"
 	SRV=$!
-	check "restart: the client reconnects to the new server" \
+	lib_check "restart: the client reconnects to the new server" \
 		wait_json "$TMPD/rs.cli.json" "d['reconnects'] >= 1 and d['connected']"
-	check "restart: datagrams while disconnected dropped and counted" \
+	lib_check "restart: datagrams while disconnected dropped and counted" \
 		wait_json "$TMPD/rs.cli.json" "d['dropped_disconnected']['datagrams'] > 0"
 	sleep 0.5
 	fd_before=$(fds "$SRV")
 	kill -KILL "$CLI"
-	check "restart: the server sees the client go" \
+	lib_check "restart: the server sees the client go" \
 		wait_json "$TMPD/rs.srv.json" "d['connections'] == 0 and d['flows'] == 0"
 	nsbg s1 "$TSM" tunnel client --interval 0.2 --stats "$TMPD/rs.cli.json" \
 		--transport "$TRANSPORT" \
 		--peer "$IP4_d1:7200" --udp 127.0.0.1:7201 --to 127.0.0.1:9200 \
 		> "$TMPD/rs.cli.out" 2> "$TMPD/rs.cli.err"
 	CLI=$!
-	check "restart: the new client connects" \
+	lib_check "restart: the new client connects" \
 		wait_json "$TMPD/rs.cli.json" "d['connected'] and d['to_tunnel']['datagrams'] > 0"
 	sleep 0.5
 	fd_after=$(fds "$SRV")
-	check "restart: no descriptor leaked ($fd_before before, $fd_after after)" \
+	lib_check "restart: no descriptor leaked ($fd_before before, $fd_after after)" \
 		test "$fd_before" = "$fd_after"
 	wait $app
 	wait $sink
 	stop_pair rs
-	log "sink got $(jf "$TMPD/rs.sink" "d['count']") of 800, last $(jf "$TMPD/rs.sink" "d['last']")"
-	check "restart: traffic resumes after both restarts" \
+	lib_log "sink got $(jf "$TMPD/rs.sink" "d['count']") of 800, last $(jf "$TMPD/rs.sink" "d['last']")"
+	lib_check "restart: traffic resumes after both restarts" \
 		test "$(jf "$TMPD/rs.sink" "d['last'] >= 780 and d['reordered'] == 0 and d['damaged'] == 0")" = True
-	check "restart: the new server delivered what it got" \
+	lib_check "restart: the new server delivered what it got" \
 		test "$(jf "$TMPD/rs.srv.final" "d['delivered']['datagrams'] == d['from_tunnel']['datagrams'] > 0")" = True
 else
-	check "restart: tunnel up" false
+	lib_check "restart: tunnel up" false
 	kill $sink
 fi
 
@@ -263,26 +259,26 @@ nsbg d1 "$PYTHON" "$APP" sink "$IP4_d1" 9300 --out "$TMPD/rd.sink" --idle 1 \
 sink=$!
 if start_pair rd 7300 -- --peer "$IP4_d1:7300" --udp 7301 \
 	--to "$IP4_d1:9300" --redirect-port 9300 --queue 4; then
-	check "redirect: table inet tsm_tunnel_9300 installed" \
-		nsx s1 nft list table inet tsm_tunnel_9300
+	lib_check "redirect: table inet tsm_tunnel_9300 installed" \
+		lib_nsx s1 nft list table inet tsm_tunnel_9300
 	# The application sends to the real destination and accepts replies
 	# only from there (a connected socket).
-	nsx s1 "$PYTHON" "$APP" send "$IP4_d1" 9300 --rate 100 --size 120 \
+	lib_nsx s1 "$PYTHON" "$APP" send "$IP4_d1" 9300 --rate 100 --size 120 \
 		--count 50 --connect --linger 5 --replies "$TMPD/rd.rep"
 	wait $sink
 	stop_pair rd
-	check "redirect: the application's 50 datagrams went through the tunnel" \
+	lib_check "redirect: the application's 50 datagrams went through the tunnel" \
 		test "$(jf "$TMPD/rd.cli.final" "d['from_app']['datagrams']")" = 50
-	check "redirect: 50 datagrams intact, in order" intact rd 50
-	log "redirect: $(jf "$TMPD/rd.rep" "d['replies']") replies of 50"
-	check "redirect: 50 replies, from the real destination" \
+	lib_check "redirect: 50 datagrams intact, in order" sink_intact rd 50
+	lib_log "redirect: $(jf "$TMPD/rd.rep" "d['replies']") replies of 50"
+	lib_check "redirect: 50 replies, from the real destination" \
 		test "$(jf "$TMPD/rd.rep" "d['replies']")" = 50
-	check "redirect: table gone after SIGTERM" \
-		eval '! nsx s1 nft list table inet tsm_tunnel_9300 >/dev/null 2>&1'
-	check "redirect: final statistics printed at SIGTERM" \
+	lib_check "redirect: table gone after SIGTERM" \
+		eval '! lib_nsx s1 nft list table inet tsm_tunnel_9300 >/dev/null 2>&1'
+	lib_check "redirect: final statistics printed at SIGTERM" \
 		test "$(jf "$TMPD/rd.cli.final" "d['final']")" = True
 else
-	check "redirect: tunnel up" false
+	lib_check "redirect: tunnel up" false
 	kill $sink
 fi
 nsbg s1 "$TSM" tunnel client --peer "$IP4_d1:7300" --udp 7301 \
@@ -290,17 +286,17 @@ nsbg s1 "$TSM" tunnel client --peer "$IP4_d1:7300" --udp 7301 \
 	--to "$IP4_d1:9300" --redirect-port 9300 > /dev/null 2>&1
 CLI=$!
 for i in $(seq 50); do
-	nsx s1 nft list table inet tsm_tunnel_9300 >/dev/null 2>&1 && break
+	lib_nsx s1 nft list table inet tsm_tunnel_9300 >/dev/null 2>&1 && break
 	sleep 0.1
 done
 kill -KILL $CLI
 wait $CLI 2>/dev/null
-check "redirect: the table outlives SIGKILL" \
-	nsx s1 nft list table inet tsm_tunnel_9300
-out=$(nsx s1 "$TSM" tunnel cleanup 2>&1)
-log "cleanup: $out"
-check "redirect: tsm tunnel cleanup removes it" \
-	eval '! nsx s1 nft list table inet tsm_tunnel_9300 >/dev/null 2>&1 &&
+lib_check "redirect: the table outlives SIGKILL" \
+	lib_nsx s1 nft list table inet tsm_tunnel_9300
+out=$(lib_nsx s1 "$TSM" tunnel cleanup 2>&1)
+lib_log "cleanup: $out"
+lib_check "redirect: tsm tunnel cleanup removes it" \
+	eval '! lib_nsx s1 nft list table inet tsm_tunnel_9300 >/dev/null 2>&1 &&
 	      grep -q "removed table inet tsm_tunnel_9300" <<< "$out"'
 
-finish
+lib_finish
