@@ -113,6 +113,20 @@ lib_check() {
 	fi
 }
 
+# lib_check_todo REASON DESCRIPTION COMMAND...: a check of a known open
+# problem: its result is printed, a failure as TAP "not ok ... # TODO
+# REASON", which does not fail the test.
+lib_check_todo() {
+	local why=$1 desc=$2
+	shift 2
+	CHECKS_RUN=$((CHECKS_RUN + 1))
+	if "$@"; then
+		echo "ok $CHECKS_RUN $desc"
+	else
+		echo "not ok $CHECKS_RUN $desc # TODO $why"
+	fi
+}
+
 # lib_within MEASURED EXPECTED TOLERANCE_PERCENT: |m - e| <= e * tol / 100
 lib_within() {
 	awk -v m="$1" -v e="$2" -v t="$3" 'BEGIN {

@@ -144,17 +144,12 @@ for n in ${cases//,/ }; do
 			'BEGIN { printf "%.5f (%d)", s ? e / s : 0, e }')"
 	lib_check "n = $n: normalized throughput $norm at least 0.7" \
 		lib_at_least "$norm" 0.7
-	# Known to fail at times (1.38 and 1.46 seen for n = 1 on 6.1):
-	# MulTFRC sees about half the loss events per segment that Reno
-	# sees, here too.  Reported as TODO until the loss-event parity
-	# work (Documentation/multfrc.rst, "Known limits") lands.
-	if lib_at_most "$norm" 1.4; then
-		CHECKS_RUN=$((CHECKS_RUN + 1))
-		echo "ok $CHECKS_RUN n = $n: normalized throughput $norm at most 1.4"
-	else
-		CHECKS_RUN=$((CHECKS_RUN + 1))
-		echo "not ok $CHECKS_RUN n = $n: normalized throughput $norm at most 1.4 # TODO loss-event parity with Reno"
-	fi
+	# Known to fail at times for n = 1 on 6.1: MulTFRC sees about half
+	# the loss events per segment that Reno sees, here too (see
+	# Documentation/multfrc.rst, Limits).
+	lib_check_todo "loss-event parity with Reno" \
+		"n = $n: normalized throughput $norm at most 1.4" \
+		lib_at_most "$norm" 1.4
 	lib_check "n = $n: the flows use at least 85 % of the link ($util)" \
 		lib_at_least "$util" 0.85
 done
