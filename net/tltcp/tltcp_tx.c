@@ -95,6 +95,17 @@ bool tltcp_sndq_has_room(const struct sock *sk, const struct tltcp_ctx *ctx)
 	       READ_ONCE(ctx->queued_sections) < TLTCP_MAX_QUEUED;
 }
 
+/* Wake writers waiting for room once the queue has drained to half its
+ * limit, not at every section it frees: as TCP wakes its writers only
+ * when a third of the send buffer is free, so that a writer of small
+ * sections is not woken (and scheduled) once per section.
+ */
+static bool tltcp_sndq_wake(const struct sock *sk, const struct tltcp_ctx *ctx)
+{
+	return tltcp_sndq_has_room(sk, ctx) &&
+	       ctx->queued_mem <= tltcp_sndq_limit(sk, ctx) / 2;
+}
+
 /* The largest MSG_TL section: the queue limit.  A section is admitted
  * whole once the queue has room, so the socket may overshoot its limit by
  * at most that much, and pins at most about twice what TCP would.
@@ -488,7 +499,7 @@ static bool __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 		ctx->sk_proto->shutdown(sk, SEND_SHUTDOWN);
 	}
 wake:
-	if (ctx->queued_mem < mem && tltcp_sndq_has_room(sk, ctx))
+	if (ctx->queued_mem < mem && tltcp_sndq_wake(sk, ctx))
 		tltcp_wake_writers(sk);
 	return defer;
 }

@@ -3960,4 +3960,78 @@ TL_TEST(notsent_follows_rate)
 	}
 }
 
+/*
+ * What a deadline cannot take back is what TCP holds unsent (TL_NOTSENT)
+ * plus the record in progress.  Sections that expire while they are being
+ * sent, one sendmsg() each, the next once the deadline of the last has
+ * passed, across lo at 1.5 Mbit/s (64 KiB sections living 100 ms) and
+ * unshaped (64 MiB sections living 300 ms: the copy into the queue, which
+ * counts, must take less, sending them more): bytes_obsolete_late per
+ * section abandoned part-way is at most twice TL_NOTSENT plus two headers.
+ */
+TL_TEST(obsolete_late_within_feed)
+{
+	static const struct {
+		unsigned int bps, n;
+		__u64 len, gap;
+	} c[] = {
+		{ 1500000, 4, 64 << 10, MSEC(100) },
+		{ 0, 2, 64 << 20, MSEC(300) },
+	};
+	struct tl_info info;
+	struct iovec iov[4];
+	socklen_t len;
+	struct job *j;
+	unsigned int i, k;
+	__u32 v;
+	pid_t pid;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, system("ip link set dev lo mtu 1500"));
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	for (i = 0; i < 2; i++) {
+		if (c[i].bps)
+			shape_lo(_metadata, c[i].bps);
+		else
+			ASSERT_EQ(0, system("tc qdisc del dev lo root 2>/dev/null;"
+					    " ip link set dev lo gso_max_segs 65535"
+					    " 2>/dev/null; true"));
+		reopen(_metadata, self, variant, &default_opts);
+		ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT,
+				     c[i].n * c[i].len));
+		for (k = 0; k < c[i].n; k++) {
+			iov[k].iov_base = section_buf(k, c[i].len);
+			ASSERT_NE(NULL, iov[k].iov_base);
+			iov[k].iov_len = c[i].len;
+		}
+		memset(j, 0, sizeof(*j));
+		j->fd = self->rcv;
+		pid = spawn(child_drain, j);
+		ASSERT_LT(0, pid);
+		for (k = 0; k < c[i].n; k++) {
+			ASSERT_EQ((ssize_t)c[i].len,
+				  tl_sendv(self->snd, &iov[k], 1, &c[i].gap, 1,
+					   TL_DEADLINE, MSG_TL));
+			sleep_until(now_ns() + c[i].gap + MSEC(5));
+		}
+		ASSERT_EQ(0, wait_drained(self->snd, 20000, &info));
+		len = sizeof(v);
+		ASSERT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_NOTSENT, &v,
+					&len));
+		ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+		EXPECT_EQ(0, reap(pid));
+		EXPECT_EQ(0, j->bad);
+		for (k = 0; k < c[i].n; k++)
+			free(iov[k].iov_base);
+		TH_LOG("%s: %llu sections abandoned part-way, %llu bytes late, TL_NOTSENT %u",
+		       c[i].bps ? "1.5 Mbit/s" : "unshaped",
+		       (unsigned long long)info.sections_abandoned_partial,
+		       (unsigned long long)info.bytes_obsolete_late, v);
+		EXPECT_LT(0, info.sections_abandoned_partial);
+		EXPECT_GE(info.sections_abandoned_partial *
+			  (2ULL * v + 2 * 20), info.bytes_obsolete_late);
+	}
+}
+
 TEST_HARNESS_MAIN
