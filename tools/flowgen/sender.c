@@ -235,6 +235,24 @@ struct tx {
 	uint64_t seq;			/* UDP: the next datagram's */
 };
 
+/* TL_SNDQ_LIMIT for two sections of len bytes, if SO_SNDBUF is less. */
+static void tltcp_room_for_sections(int fd, long len)
+{
+	uint32_t limit = 2 * (uint32_t)len;
+	socklen_t optlen = sizeof(int);
+	int sndbuf = 0;
+
+	getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &optlen);
+	if ((uint32_t)sndbuf >= limit)
+		return;
+	if (!setsockopt(fd, SOL_TLTCP, TL_SNDQ_LIMIT, &limit, sizeof(limit)))
+		return;
+	if (errno == EPERM)
+		cli_die("TL_SNDQ_LIMIT %u for sections of %ld bytes: more than twice net.core.wmem_max needs CAP_NET_ADMIN",
+			limit, len);
+	cli_die("TL_SNDQ_LIMIT: %s", strerror(errno));
+}
+
 /* Connected and tuned; the congestion control's name in cc. */
 static int tx_connect(const struct opts *o, bool greedy_tcp, char *cc,
 		      socklen_t cclen)
@@ -258,6 +276,11 @@ static int tx_connect(const struct opts *o, bool greedy_tcp, char *cc,
 	if (greedy_tcp && o->proto == P_TLTCP &&
 	    setsockopt(fd, SOL_TLTCP, TL_SNDQ_LIMIT, &lowat, sizeof(lowat)))
 		cli_die("TL_SNDQ_LIMIT: %s", strerror(errno));
+	/* A section must fit the module's queue, which follows SO_SNDBUF
+	 * unless told otherwise: room for the one being sent and the next.
+	 */
+	if (o->sec_size && o->proto == P_TLTCP)
+		tltcp_room_for_sections(fd, o->sec_size);
 	return fd;
 }
 
