@@ -11,6 +11,10 @@
 #   make check-experiments   every experiment's short variant and its
 #                            bounds (selftests/experiments), in the VM;
 #                            make check runs the DCP experiment's
+#   make bench               TCP against TLTCP (and the congestion controls
+#                            against CUBIC) on an unshaped veth pair, in
+#                            the VM: throughput and CPU per GB at each end;
+#                            BENCH_SECONDS=5 BENCH_REPEAT=3 by default
 #   make tools               build the user-space tools (tools/)
 #   make checkpatch          checkpatch --strict over the module sources
 #   make demo                the headline demo, in the VM
@@ -47,9 +51,10 @@ export PYTHONPATH := $(TOP)$(if $(PYTHONPATH),:$(PYTHONPATH))
 VM := $(PYTHON) -m lab.vm
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
-	clean kernel-ok ksft tools experiment experiments check-experiments
+	clean kernel-ok ksft tools experiment experiments check-experiments \
+	bench
 
-TOOLS := tools/flowgen tools/tltcp_stream tools/tsm
+TOOLS := tools/flowgen tools/tltcp_stream tools/tsm tools/tlbench
 
 all: modules
 
@@ -119,6 +124,17 @@ experiments:
 
 check:
 	@$(TOP)/scripts/check.sh
+
+BENCH_SECONDS ?= 5
+BENCH_REPEAT ?= 3
+
+bench: modules selftests
+	@mkdir -p $(RESULTS)
+	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
+		--timeout 3600 -- "cd $(TOP) && $(PYTHON) -m lab.bench \
+		--seconds $(BENCH_SECONDS) --repeat $(BENCH_REPEAT) \
+		--json $(RESULTS)/bench-$(KREL).json"
+	@echo "results: $(RESULTS)/bench-$(KREL).json"
 
 check-experiments: modules selftests
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""TCP against TLTCP on an unshaped veth pair (make bench).
+
+One guest run: two network namespaces joined by a veth pair, no shaping.
+For GSO on and off and for IPv4 and IPv6, one connection of tlbench
+(tools/tlbench) at a time: TCP with write(), TLTCP with write(), TLTCP
+with MSG_TL sections of 256 KiB, TCP with 16 KiB writes, TLTCP with
+MSG_TL sections of 16 KiB; then the congestion
+controls against CUBIC (TCP write(), IPv4, GSO on).  Prints a table of the
+throughput and the CPU seconds per GB at each end, each TLTCP row with its
+ratios to the TCP row of the same run and the same write size, and writes
+the rows as JSON.
+
+  python3 -m lab.bench [--seconds S] [--repeat N] [--json FILE]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from lab.topology.netns import in_ns, remove_namespaces
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TLBENCH = os.path.join(TOP, "tools", "tlbench", "tlbench")
+NS = ("tlb-a", "tlb-b")
+ADDR = {4: ("10.9.0.1", "10.9.0.2"), 6: ("fd00:9::1", "fd00:9::2")}
+
+# (name, tlbench client options, is TLTCP, the TCP row it compares with):
+# 256 KiB in each write() or section, and 16 KiB (one system call per
+# 16 KiB costs the same with and without the module).
+TRANSPORTS = [
+    ("tcp write", [], False, None),
+    ("tltcp write", ["-T"], True, "tcp write"),
+    ("tltcp MSG_TL 256 KiB", ["-T", "-L", str(256 << 10)], True,
+     "tcp write"),
+    ("tcp write 16 KiB", ["-l", str(16 << 10)], False, None),
+    ("tltcp MSG_TL 16 KiB", ["-T", "-L", str(16 << 10)], True,
+     "tcp write 16 KiB"),
+]
+CCS = ["cubic", "reno_tw", "multfrc", "bbr"]
+
+
+def sh(*cmd, ns=None, check=True):
+    if ns:
+        cmd = in_ns(ns, list(cmd))
+    return subprocess.run(cmd, check=check, capture_output=True, text=True)
+
+
+def topo_up():
+    a, b = NS
+    remove_namespaces(NS)
+    for n in NS:
+        sh("ip", "netns", "add", n)
+        sh("ip", "link", "set", "lo", "up", ns=n)
+    sh("ip", "link", "add", "va", "netns", a, "type", "veth",
+       "peer", "name", "vb", "netns", b)
+    for n, dev, i in ((a, "va", 0), (b, "vb", 1)):
+        sh("ip", "addr", "add", ADDR[4][i] + "/24", "dev", dev, ns=n)
+        sh("ip", "addr", "add", ADDR[6][i] + "/64", "dev", dev, "nodad",
+           ns=n)
+        sh("ip", "link", "set", dev, "up", ns=n)
+
+
+def set_gso(on):
+    """GSO and TSO on or off at the sender's device, GRO at both."""
+    v = "on" if on else "off"
+    sh("ethtool", "-K", "va", "gso", v, "tso", v, "gro", v, ns=NS[0])
+    sh("ethtool", "-K", "vb", "gro", v, ns=NS[1])
+
+
+def run_one(family, opts, tltcp, secs, port):
+    srv_cmd = [TLBENCH, "-s", "-p", str(port)]
+    if family == 6:
+        srv_cmd.append("-6")
+    if tltcp:
+        srv_cmd.append("-T")
+    srv = subprocess.Popen(in_ns(NS[1], srv_cmd), stdout=subprocess.PIPE,
+                           text=True)
+    time.sleep(0.3)
+    cli = [TLBENCH, "-c", ADDR[family][1], "-p", str(port), "-t", str(secs)]
+    if family == 6:
+        cli.append("-6")
+    snd = json.loads(sh(*cli, *opts, ns=NS[0]).stdout)
+    rcv = json.loads(srv.communicate(timeout=secs + 60)[0])
+    if srv.returncode:
+        raise RuntimeError("tlbench server failed")
+    gb = rcv["bytes"] / 1e9
+    return {
+        "gbit_s": rcv["bytes"] * 8 / rcv["seconds"] / 1e9,
+        "snd_cpu_s_per_gb": snd["cpu_seconds"] / gb if gb else None,
+        "rcv_cpu_s_per_gb": rcv["cpu_seconds"] / gb if gb else None,
+        "bytes": rcv["bytes"],
+    }
+
+
+def mean_of(rows):
+    keys = ("gbit_s", "snd_cpu_s_per_gb", "rcv_cpu_s_per_gb")
+    return {k: sum(r[k] for r in rows) / len(rows) for k in keys}
+
+
+def transport_rows(args, port):
+    rows = []
+    for gso in (True, False):
+        set_gso(gso)
+        for family in (4, 6):
+            base = {}
+            for name, opts, tltcp, base_name in TRANSPORTS:
+                runs = []
+                for _ in range(args.repeat):
+                    port += 1
+                    runs.append(run_one(family, opts, tltcp, args.seconds,
+                                        port))
+                row = {"gso": gso, "family": family, "transport": name,
+                       **mean_of(runs), "runs": runs}
+                if base_name:
+                    row["vs_tcp"] = ratios(row, base[base_name])
+                base[name] = row
+                rows.append(row)
+    return rows, port
+
+
+def cc_rows(args, port):
+    rows = []
+    set_gso(True)
+    base = None
+    for cc in CCS:
+        sh("modprobe", "-q", "tcp_" + cc, check=False)
+        runs = []
+        for _ in range(args.repeat):
+            port += 1
+            runs.append(run_one(4, ["-C", cc], False, args.seconds, port))
+        row = {"gso": True, "family": 4, "transport": "tcp write " + cc,
+               **mean_of(runs), "runs": runs}
+        if base is None:
+            base = row
+        else:
+            row["vs_tcp"] = ratios(row, base)
+        rows.append(row)
+    return rows
+
+
+def ratios(row, base):
+    return {k: row[k] / base[k] if base[k] else None
+            for k in ("gbit_s", "snd_cpu_s_per_gb", "rcv_cpu_s_per_gb")}
+
+
+def table(rows):
+    out = ["%-5s %-3s %-24s %9s %10s %10s   %s" % (
+        "gso", "ip", "transport", "Gbit/s", "snd s/GB", "rcv s/GB",
+        "ratio to TCP or CUBIC (throughput, snd CPU, rcv CPU)")]
+    for r in rows:
+        v = r.get("vs_tcp")
+        out.append("%-5s %-3s %-24s %9.3f %10.2f %10.2f   %s" % (
+            "on" if r["gso"] else "off", "v%d" % r["family"], r["transport"],
+            r["gbit_s"], r["snd_cpu_s_per_gb"], r["rcv_cpu_s_per_gb"],
+            "%.2fx %.2fx %.2fx" % (v["gbit_s"], v["snd_cpu_s_per_gb"],
+                                   v["rcv_cpu_s_per_gb"]) if v else ""))
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    if not os.access(TLBENCH, os.X_OK):
+        sys.exit("bench: %s not built (make tools)" % TLBENCH)
+    sh("modprobe", "tltcp")
+    topo_up()
+    try:
+        rows, port = transport_rows(args, 5400)
+        rows += cc_rows(args, port)
+    finally:
+        remove_namespaces(NS)
+    print(table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"seconds": args.seconds, "repeat": args.repeat,
+                       "kernel": os.uname().release, "rows": rows}, f,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()
