@@ -8,9 +8,8 @@
 #
 # The four guests boot at the same time (nothing here depends on timing
 # but the 3 s boot limit, which no guest meets); make check runs the unit
-# tests that do not measure time beside them (59 s for both in a clean
-# checkout's run, 2026-11-25; one after the other about 108 s with all
-# the unit tests and checkpatch).
+# tests that do not measure time beside them, which roughly halves the
+# time the two take one after the other.
 #
 # Usage: vm_runner.sh KERNEL_RELEASE RESULTS_DIR
 

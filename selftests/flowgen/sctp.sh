@@ -6,13 +6,9 @@
 # section, most of them late, while PR-SCTP abandons messages whose
 # lifetime ran out and the receiver counts exactly those as missing.
 #
-# The sections fit one chunk each.  With 25 kB sections (18 chunks)
-# Linux 6.1's receiver stopped delivering messages in 7 of 8 runs, after
-# 0.4 to 7.9 s of the 8, while chunks kept arriving (SctpInOrderChunks
-# grew, SctpReasmUsrMsgs did not; unordered messages in 2 of 8); once
-# before any abandoned section could show as missing (CI, 2026-11-25).
-# With one chunk a message, six runs of 8 s delivered 1845 to 1902 of
-# 4000 sections (the link carries half) and none stalled.
+# The sections fit one chunk each: with messages of many chunks, Linux
+# 6.1's SCTP receiver can stop delivering them while chunks keep arriving
+# (Documentation/flowgen.rst, SCTP, has what was measured).
 . "$(dirname "$0")/../lib.sh"
 lib_init
 

@@ -15,11 +15,8 @@
 # whose additive increase sends the packet that overflows the queue, so
 # any equation-based control takes more than its share there (the
 # imbalance of TFRC against TCP that the paper cites as [13]).  This
-# script prints both loss event rates to show it: on 6.1 (2026-11-24),
-# over DropTail MulTFRC saw 0.00072 loss events per segment beside Reno's
-# 0.00149 (n = 1) and took 1.27 of its share (0.84 to 1.30 over n = 1, 2,
-# 4 and two runs); over RED 0.00209 beside 0.00251 and 0.94 to 1.19 of
-# its share in four runs of 30 or 40 s.  DropTail is measured in the
+# script prints both loss event rates to show it (the figures measured
+# are in Documentation/multfrc.rst, Tests and Limits).  DropTail is measured in the
 # experiment (experiments/multfrc.toml, Fig. 6 b), not bounded
 # here.  FAIRNESS_QDISC=droptail runs this script over it.
 #

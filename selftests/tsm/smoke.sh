@@ -10,8 +10,8 @@
 #
 # make check runs the rows that exercise a distinct socket set-up (a
 # congestion control module by name, TLTCP, DCCP, SCTP reliable and with
-# PR-SCTP lifetimes); TSM_SMOKE_ALL=1 runs every row of the mapping, in
-# 120 s (59/59 on 6.1, 2026-11-23): also cubic, multfrc_2, bbr with
+# PR-SCTP lifetimes); TSM_SMOKE_ALL=1 runs every row of the mapping
+# (about two minutes; Documentation/tsm.rst): also cubic, multfrc_2, bbr with
 # TCP_NODELAY, DCCP CCID 3 (whose receiver can log the kernel's DCCP_BUG
 # diagnostic, which fails a guest run: Documentation/tsm.rst) and PR-SCTP
 # without retransmissions.

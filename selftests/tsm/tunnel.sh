@@ -61,9 +61,7 @@ nsbg() {
 # dccp@vger.kernel.org ... tfrc_rx_hist_sample_rtt()" (a DCCP_BUG
 # diagnostic, see selftests/experiments/dcp.sh), which fails a guest run:
 # CCID 2 by default here; by hand TUNNEL_TRANSPORT=dccp-ccid3, or tltcp,
-# multfrc, multfrc:2 or tcp.  On 6.1 (2026-11-23) multfrc:2 passed 36/36
-# (976 kbit/s delivered, delay p95 391 ms); tltcp 35/36: all but the
-# overload's delay, p95 456 ms (840 kbit/s delivered, last 50 mean 238 ms).
+# multfrc, multfrc:2 or tcp (Documentation/tsm.rst has how they fared).
 TRANSPORT=${TUNNEL_TRANSPORT:-dccp-ccid2}
 lib_log "transport $TRANSPORT"
 case $TRANSPORT in
