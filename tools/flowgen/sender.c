@@ -267,8 +267,8 @@ static int tx_connect(const struct opts *o, bool greedy_tcp, char *cc,
 		getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, &cclen);
 	/* Keep little unsent data in the socket, so that what the sender
 	 * wrote is close to what it sent and the flow ends soon after -t.
-	 * TLTCP keeps at most two segments unsent in TCP anyway; its own
-	 * queue gets the same bound.
+	 * TLTCP keeps at most TL_NOTSENT (about a millisecond of sending)
+	 * unsent in TCP anyway; its own queue gets the same bound.
 	 */
 	if (greedy_tcp && o->proto == P_TCP)
 		setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
