@@ -10,7 +10,10 @@
  * before).  The bytes are never written again once copied in, so TCP may
  * treat its fragments as its own (MSG_NO_SHARED_FRAGS).  TCP holds its own
  * references until the bytes are acknowledged; the section drops ours
- * when it is done with them.
+ * when it is done with them.  TCP charges the socket for the bytes, not
+ * for the pages behind them: a run that fills less than half its pages
+ * (a small section, a section's tail) is copied instead, so that what a
+ * socket pins stays within twice what it is charged for.
  *
  * The caller holds the socket lock (in softirq, its spinlock: then TCP
  * allocates with the socket's atomic sk_allocation).
@@ -116,9 +119,26 @@ void tltcp_buf_advance(const struct tltcp_buf *b, struct tltcp_buf_pos *pos,
 	}
 }
 
-/* Give TCP up to @len bytes from @pos, one run at a time, by reference;
- * MSG_MORE unless they end the record (@more false).  Returns what TCP
- * took (@pos moves on by as much), or TCP's error if it took nothing.
+/* @n bytes of run @bv from @off, copied: as TCP takes a write(). */
+static int tltcp_run_copy(struct sock *sk, const struct bio_vec *bv, u32 off,
+			  u32 n, bool more)
+{
+	struct msghdr msg = {
+		.msg_flags = MSG_DONTWAIT | MSG_NOSIGNAL | (more ? MSG_MORE : 0),
+	};
+	struct kvec iov = {
+		.iov_base = page_address(bv->bv_page) + bv->bv_offset + off,
+		.iov_len = n,
+	};
+
+	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, &iov, 1, n);
+	return tcp_sendmsg_locked(sk, &msg, n);
+}
+
+/* Give TCP up to @len bytes from @pos, one run at a time, by reference
+ * (or copied, for a run that fills less than half its pages); MSG_MORE
+ * unless they end the record (@more false).  Returns what TCP took (@pos
+ * moves on by as much), or TCP's error if it took nothing.
  */
 int tltcp_buf_send(struct sock *sk, const struct tltcp_buf *b,
 		   struct tltcp_buf_pos *pos, u32 len, bool more)
@@ -130,8 +150,12 @@ int tltcp_buf_send(struct sock *sk, const struct tltcp_buf *b,
 		u32 n = min(len, bv->bv_len - pos->off);
 		int ret;
 
-		ret = kc_tcp_send_page(sk, bv->bv_page, bv->bv_offset + pos->off,
-				       n, more || n < len);
+		if (2 * bv->bv_len < page_size(bv->bv_page))
+			ret = tltcp_run_copy(sk, bv, pos->off, n, more || n < len);
+		else
+			ret = kc_tcp_send_page(sk, bv->bv_page,
+					       bv->bv_offset + pos->off, n,
+					       more || n < len);
 		if (ret <= 0)
 			return took ? : ret;
 		tltcp_buf_advance(b, pos, ret);
