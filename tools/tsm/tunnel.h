@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * tsm tunnel: UDP datagrams carried over a congestion-controlled
- * connection (Documentation/tsm.rst, "Tunnel").  tunnel.c is the command
- * line and the two endpoints' loops, tunnel_conn.c the connection (wire
- * format, bounded queue, transports), tunnel_redirect.c the nftables
- * redirection.
+ * connection (Documentation/tsm.rst, "Tunnel").  tunnel_cli.c is the
+ * command line, tunnel_client.c and tunnel_server.c the two endpoints'
+ * loops, tunnel_sock.c what they share, tunnel_conn.c the connection
+ * (wire format, bounded queue, transports), tunnel_redirect.c the
+ * nftables redirection.
  */
 #ifndef TSM_TUNNEL_H
 #define TSM_TUNNEL_H
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -145,7 +147,67 @@ int tun_redirect_remove(int port, struct tsm_error *err);
 /* port 0: every tsm_tunnel_* table; prints what it removed. */
 int tun_redirect_cleanup(int port, struct tsm_error *err);
 
-/* tunnel.c */
+/* An endpoint's configuration, from the command line. */
+struct tun_cfg {
+	bool server;
+	char *peer_host, *peer_port;
+	char *udp_host, *udp_port;
+	char *listen_host, *listen_port;
+	char *to_host, *to_port;
+	const char *transport;
+	struct tun_transport tp;
+	unsigned int queue;
+	double lifetime_ms;
+	struct tun_redirect redir;
+	const char *stats_path;
+	double interval;
+	double idle;
+	unsigned int max_flows;
+};
+
+/* tunnel_client.c, tunnel_server.c: run until a signal; the exit status */
+int tun_run_client(struct tun_cfg *cfg);
+int tun_run_server(struct tun_cfg *cfg);
+
+/* tunnel_sock.c */
+/* Set by SIGINT, SIGTERM and SIGHUP once tun_signals() ran. */
+extern volatile sig_atomic_t tun_stop;
+void tun_signals(void);
+void __attribute__((format(printf, 2, 3)))
+tun_log(const struct tun_cfg *cfg, const char *fmt, ...);
+/* One address of host and port into ss; 0, or -1 after a message. */
+int tun_resolve(const char *host, const char *port,
+		struct sockaddr_storage *ss, socklen_t *len);
+const char *tun_addr_str(const struct sockaddr_storage *ss, char *buf,
+			 size_t len);
+bool tun_same_addr(const struct sockaddr_storage *a,
+		   const struct sockaddr_storage *b);
+int tun_ep_ctl(int ep, int op, int fd, uint32_t events, void *ptr);
+/* SO_MARK TUN_MARK: the redirection leaves the tunnel's own sockets be. */
+void tun_set_mark(int fd);
+/* The counters as a JSON line: on stdout (at the end, or with
+ * --interval) and in the --stats file, replaced whole.
+ */
+void tun_stats_out(const struct tun_cfg *cfg, const struct tun_stats *st,
+		   uint64_t t0, bool connected, unsigned int conns,
+		   bool final);
+
+/* The endpoints' timers, in now_ms() time: t0 is the start, a sweep of
+ * idle flows is due every second, the counters every --interval (never
+ * without).
+ */
+struct tun_ticks {
+	uint64_t t0, next_stats, next_sweep;
+};
+
+void tun_ticks_init(struct tun_ticks *tk, const struct tun_cfg *cfg);
+/* Whether the sweep is due at now, and if so the next one set. */
+bool tun_tick_sweep(struct tun_ticks *tk, uint64_t now);
+/* Whether the counters are due at now, and if so the next time set. */
+bool tun_tick_stats(struct tun_ticks *tk, const struct tun_cfg *cfg,
+		    uint64_t now);
+
+/* tunnel_cli.c */
 int tsm_tunnel_main(int argc, char **argv);
 
 #endif /* TSM_TUNNEL_H */

@@ -37,7 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "internal.h"
+#include "tltcp_msg.h"
 #include "tunnel.h"
 
 #ifndef SOL_DCCP
@@ -51,26 +53,10 @@ struct tun_frame {
 	char buf[];
 };
 
-static uint64_t now_ns(void)
+/* DCCP (CCID 3 or 2), TCP or TLTCP by name: false if s is none of them. */
+static bool named_transport(const char *s, uint64_t lifetime_ns,
+			    struct tun_transport *tp)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000ull + t.tv_nsec;
-}
-
-int tun_transport_parse(const char *s, uint64_t lifetime_ns,
-			struct tun_transport *tp, struct tsm_error *err)
-{
-	struct tsm_policy pol;
-	struct tsm_offer off;
-	struct tsm_req req;
-	char *end;
-	double n;
-	int ret;
-
-	memset(tp, 0, sizeof(*tp));
-	snprintf(tp->name, sizeof(tp->name), "%s", s);
 	if (!strcmp(s, "dccp") || !strcmp(s, "dccp-ccid3") ||
 	    !strcmp(s, "dccp-ccid2")) {
 		tp->kind = TUN_DCCP;
@@ -79,14 +65,14 @@ int tun_transport_parse(const char *s, uint64_t lifetime_ns,
 		snprintf(tp->ch.why, sizeof(tp->ch.why), "DCCP: CCID %d%s",
 			 tp->ch.ccid, tp->ch.ccid == 3 ? " (TFRC)" :
 			 " (TCP-like)");
-		return 0;
+		return true;
 	}
 	if (!strcmp(s, "tcp")) {
 		tp->kind = TUN_TCP;
 		tp->ch.transport = TSM_TCP;
 		snprintf(tp->ch.why, sizeof(tp->ch.why),
 			 "TCP: kernel default congestion control");
-		return 0;
+		return true;
 	}
 	if (!strcmp(s, "tltcp")) {
 		tp->kind = TUN_TLTCP;
@@ -96,27 +82,26 @@ int tun_transport_parse(const char *s, uint64_t lifetime_ns,
 		snprintf(tp->ch.why, sizeof(tp->ch.why),
 			 "TLTCP: each datagram a section with a %llu ms lifetime",
 			 (unsigned long long)(lifetime_ns / 1000000));
-		return 0;
+		return true;
 	}
-	if (strncmp(s, "multfrc", 7) || (s[7] && s[7] != ':'))
-		return tsm_err(err, EINVAL,
-			       "unknown transport '%s' (dccp-ccid3, dccp-ccid2, tltcp, multfrc[:N], tcp)",
-			       s);
-	n = 1;
-	if (s[7]) {
-		errno = 0;
-		n = strtod(s + 8, &end);
-		if (end == s + 8 || *end || errno)
-			return tsm_err(err, EINVAL,
-				       "transport '%s': '%s' is not a number",
-				       s, s + 8);
-	}
-	/*
-	 * The library's Table 3 names the algorithm and its fallbacks: a
-	 * weight other than 1 gives MulTFRC(n) by C1, Constant-Rate
-	 * Streaming MulTFRC(1) by C5.  A fallback away from MulTFRC is an
-	 * error here: the user asked for it by name.
-	 */
+	return false;
+}
+
+/*
+ * MulTFRC with weight n, chosen as the library would.  The library's
+ * Table 3 names the algorithm and its fallbacks: a weight other than 1
+ * gives MulTFRC(n) by C1, Constant-Rate Streaming MulTFRC(1) by C5.  A
+ * fallback away from MulTFRC is an error here: the user asked for it by
+ * name.
+ */
+static int multfrc_transport(const char *s, double n,
+			     struct tun_transport *tp, struct tsm_error *err)
+{
+	struct tsm_policy pol;
+	struct tsm_offer off;
+	struct tsm_req req;
+	int ret;
+
 	tsm_req_init(&req);
 	req.weight = n;
 	req.profile = TSM_PROF_CONSTANT_RATE;
@@ -135,6 +120,32 @@ int tun_transport_parse(const char *s, uint64_t lifetime_ns,
 			       s, tp->ch.why, n);
 	tp->kind = TUN_TCP;
 	return 0;
+}
+
+int tun_transport_parse(const char *s, uint64_t lifetime_ns,
+			struct tun_transport *tp, struct tsm_error *err)
+{
+	char *end;
+	double n;
+
+	memset(tp, 0, sizeof(*tp));
+	snprintf(tp->name, sizeof(tp->name), "%s", s);
+	if (named_transport(s, lifetime_ns, tp))
+		return 0;
+	if (strncmp(s, "multfrc", 7) || (s[7] && s[7] != ':'))
+		return tsm_err(err, EINVAL,
+			       "unknown transport '%s' (dccp-ccid3, dccp-ccid2, tltcp, multfrc[:N], tcp)",
+			       s);
+	n = 1;
+	if (s[7]) {
+		errno = 0;
+		n = strtod(s + 8, &end);
+		if (end == s + 8 || *end || errno)
+			return tsm_err(err, EINVAL,
+				       "transport '%s': '%s' is not a number",
+				       s, s + 8);
+	}
+	return multfrc_transport(s, n, tp, err);
 }
 
 static int sopt_u32(int fd, int level, int name, uint32_t v, const char *what,
@@ -484,15 +495,17 @@ static int recv_tltcp(struct tun_conn *c,
 		      void (*deliver)(void *arg, const struct tun_msg *m),
 		      void *arg)
 {
-	char cbuf[CMSG_SPACE(sizeof(struct tl_record))];
+	union {
+		char buf[TL_RECORD_SPACE];
+		struct cmsghdr align;
+	} cb;
 	const size_t cap = 2 * TUN_MAX_FRAME;
 	struct tl_record rec;
-	struct cmsghdr *cm;
 	struct msghdr msg;
 	struct iovec iov;
+	int i, type;
 	bool full;
 	ssize_t n;
-	int i;
 
 	for (i = 0; i < 64; i++) {
 		full = c->sec_len >= cap;
@@ -501,19 +514,16 @@ static int recv_tltcp(struct tun_conn *c,
 		memset(&msg, 0, sizeof(msg));
 		msg.msg_iov = &iov;
 		msg.msg_iovlen = 1;
-		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof(cbuf);
+		msg.msg_control = cb.buf;
+		msg.msg_controllen = sizeof(cb.buf);
 		n = recvmsg(c->fd, &msg, MSG_TL | MSG_DONTWAIT);
 		if (!n)
 			return -EPIPE;
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-		cm = CMSG_FIRSTHDR(&msg);
-		if (!cm || cm->cmsg_level != SOL_TLTCP ||
-		    cm->cmsg_len < CMSG_LEN(sizeof(rec)))
+		if (!tl_records(&msg, &rec, &type))
 			return -EPROTO;
-		memcpy(&rec, CMSG_DATA(cm), sizeof(rec));
-		if (cm->cmsg_type == TL_GAP || full ||
+		if (type == TL_GAP || full ||
 		    rec.sec_off != c->sec_len)
 			c->sec_gap = true;
 		if (!full)
