@@ -288,22 +288,57 @@ static void client_from_app(struct client *cl)
 	}
 }
 
-/* A reply out of the tunnel, to the application from where it sent to. */
+static struct cflow *cflow_by_id(struct client *cl, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < cl->cfg->max_flows; i++)
+		if (cl->flows[i].used && cl->flows[i].id == id)
+			return &cl->flows[i];
+	return NULL;
+}
+
+/*
+ * The control message that sends from where the flow's datagrams arrived
+ * (IP_PKTINFO, IPV6_PKTINFO) into cbuf, zeroed and large enough for
+ * either; its length.
+ */
+static size_t pktinfo_cmsg(const struct cflow *f, char *cbuf)
+{
+	struct cmsghdr *cm = (struct cmsghdr *)cbuf;
+	struct in6_pktinfo p6 = { 0 };
+	struct in_pktinfo p4 = { 0 };
+
+	if (f->local.ss_family == AF_INET6) {
+		p6.ipi6_addr = ((struct sockaddr_in6 *)&f->local)->sin6_addr;
+		cm->cmsg_level = IPPROTO_IPV6;
+		cm->cmsg_type = IPV6_PKTINFO;
+		cm->cmsg_len = CMSG_LEN(sizeof(p6));
+		memcpy(CMSG_DATA(cm), &p6, sizeof(p6));
+		return CMSG_SPACE(sizeof(p6));
+	}
+	p4.ipi_spec_dst = ((struct sockaddr_in *)&f->local)->sin_addr;
+	cm->cmsg_level = IPPROTO_IP;
+	cm->cmsg_type = IP_PKTINFO;
+	cm->cmsg_len = CMSG_LEN(sizeof(p4));
+	memcpy(CMSG_DATA(cm), &p4, sizeof(p4));
+	return CMSG_SPACE(sizeof(p4));
+}
+
+/*
+ * A reply out of the tunnel, to the application from where it sent to;
+ * from any address if that fails.
+ */
 static void client_deliver(void *arg, const struct tun_msg *m)
 {
 	char cbuf[CMSG_SPACE(sizeof(struct in6_pktinfo))] = { 0 };
 	struct client *cl = arg;
-	struct in6_pktinfo p6 = { 0 };
-	struct in_pktinfo p4 = { 0 };
-	struct cflow *f = NULL;
-	struct cmsghdr *cm;
 	struct msghdr msg;
 	struct iovec iov;
-	unsigned int i;
+	struct cflow *f;
+	ssize_t n;
 
-	for (i = 0; i < cl->cfg->max_flows && !f; i++)
-		if (cl->flows[i].used && cl->flows[i].id == m->flow)
-			f = &cl->flows[i];
+	f = cflow_by_id(cl, m->flow);
 	if (!f) {
 		tun_count_add(&cl->st.drop_other, m->len);
 		return;
@@ -318,30 +353,17 @@ static void client_deliver(void *arg, const struct tun_msg *m)
 	msg.msg_iovlen = 1;
 	if (f->have_local) {
 		msg.msg_control = cbuf;
-		cm = (struct cmsghdr *)cbuf;
-		if (f->local.ss_family == AF_INET6) {
-			p6.ipi6_addr = ((struct sockaddr_in6 *)&f->local)->sin6_addr;
-			cm->cmsg_level = IPPROTO_IPV6;
-			cm->cmsg_type = IPV6_PKTINFO;
-			cm->cmsg_len = CMSG_LEN(sizeof(p6));
-			memcpy(CMSG_DATA(cm), &p6, sizeof(p6));
-			msg.msg_controllen = CMSG_SPACE(sizeof(p6));
-		} else {
-			p4.ipi_spec_dst = ((struct sockaddr_in *)&f->local)->sin_addr;
-			cm->cmsg_level = IPPROTO_IP;
-			cm->cmsg_type = IP_PKTINFO;
-			cm->cmsg_len = CMSG_LEN(sizeof(p4));
-			memcpy(CMSG_DATA(cm), &p4, sizeof(p4));
-			msg.msg_controllen = CMSG_SPACE(sizeof(p4));
-		}
+		msg.msg_controllen = pktinfo_cmsg(f, cbuf);
 	}
-	if (sendmsg(cl->udp, &msg, MSG_DONTWAIT) < 0 &&
-	    (!f->have_local || (msg.msg_controllen = 0,
-				sendmsg(cl->udp, &msg, MSG_DONTWAIT) < 0))) {
+	n = sendmsg(cl->udp, &msg, MSG_DONTWAIT);
+	if (n < 0 && f->have_local) {
+		msg.msg_controllen = 0;
+		n = sendmsg(cl->udp, &msg, MSG_DONTWAIT);
+	}
+	if (n < 0)
 		tun_count_add(&cl->st.udp_out_err, m->len);
-		return;
-	}
-	tun_count_add(&cl->st.udp_out, m->len);
+	else
+		tun_count_add(&cl->st.udp_out, m->len);
 }
 
 static void client_conn_event(struct client *cl, uint32_t events)
