@@ -121,16 +121,20 @@ class Select(unittest.TestCase):
                  "EINVAL", "msgLifetime is negative"),
                 (["--min-rate", "2M", "--max-rate", "1M"], "EINVAL",
                  "above max rate"),
-                (["--reliability", "none", "--preserveOrder", "require"],
-                 None, None)]:
+                (["--reliability", "none", "--perMsgReliability",
+                  "require"], None, None)]:
             r = tsm("select", "--assume", "cc=reno dccp=2,3", *args)
             self.assertEqual(r.returncode, 1, (args, r.stdout))
             if err:
                 self.assertIn(f"({err})", r.stderr)
                 self.assertIn(msg, r.stderr)
             else:
+                # Only SCTP has it, and SCTP is not there.
                 self.assertIn("(EPROTONOSUPPORT)", r.stderr)
-                self.assertIn("DCCP does not preserve order", r.stderr)
+                self.assertIn("DCCP has no per-message reliability",
+                              r.stderr)
+                self.assertIn("TCP has no per-message reliability",
+                              r.stderr)
 
     def test_usage_errors_exit_2(self):
         for args, msg in [(["--reliability", "some"], "full, partial"),
@@ -152,10 +156,26 @@ class Select(unittest.TestCase):
 
     def test_nothing_fits_never_udp(self):
         r = tsm("select", "--assume", "cc=cubic,reno", "--reliability",
-                "none")
+                "none", "--preserveMsgBoundaries", "require")
         self.assertEqual(r.returncode, 1)
         self.assertIn("no available transport fits", r.stderr)
+        self.assertIn("DCCP not in this kernel", r.stderr)
         self.assertNotIn("UDP", r.stdout)
+
+    def test_no_dccp_tcp_stands_in_with_tfrc(self):
+        """Without DCCP (Linux 6.16 on), reliability none gets TCP, with
+        TFRC's equation where CCID 3 would have been chosen, in one
+        line that says why."""
+        r = tsm("select", "--assume", "priv cc=reno,cubic,multfrc:loadable",
+                "--reliability", "none", "--capacityProfile",
+                "constant-rate")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 1, r.stdout)
+        self.assertRegex(lines[0], r"^TCP: no reliability asked, full given;"
+                         r" cc multfrc \(TFRC's equation for CCID 3's smooth"
+                         r" rate\), loaded on use; .*fallback from DCCP "
+                         r"\(not in this kernel\)")
 
 
 class Probe(unittest.TestCase):

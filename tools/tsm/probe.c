@@ -34,8 +34,14 @@
 
 #define CAP_NET_ADMIN_BIT	12
 
-/* Algorithms the mapping table may choose, looked for as module files. */
-static const char *const table_cc[] = { "bbr", "cubic", "reno_tw", "multfrc" };
+/*
+ * Algorithms the mapping table and its fallbacks may choose, looked for as
+ * module files: tcp_lp and tcp_vegas are the kernel's low-priority
+ * algorithms, a Scavenger's fallbacks.
+ */
+static const char *const table_cc[] = {
+	"bbr", "cubic", "reno_tw", "multfrc", "lp", "vegas",
+};
 
 static int read_text(const char *path, char *buf, size_t len)
 {
@@ -140,7 +146,12 @@ static uint32_t parse_milli(const char *s)
 	return v > 0 ? (uint32_t)(v * 1000 + 0.5) : 0;
 }
 
-static void probe_dccp(struct tsm_offer *off, const char *moddep)
+/*
+ * DCCP is there if a DCCP socket opens: socket() loads dccp_ipv4 for any
+ * caller, so a failure means this process cannot have it, whatever
+ * module files exist (dccp_probe.h).  No kernel version is looked at.
+ */
+static void probe_dccp(struct tsm_offer *off)
 {
 	uint8_t ccids[8];
 	socklen_t len = sizeof(ccids);
@@ -149,8 +160,8 @@ static void probe_dccp(struct tsm_offer *off, const char *moddep)
 
 	fd = socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP);
 	if (fd < 0) {
-		off->dccp = moddep && module_file(moddep, "dccp_ipv4") ?
-			    TSM_LOADABLE : TSM_ABSENT;
+		off->dccp = TSM_ABSENT;
+		off->dccp_err = errno;
 		return;
 	}
 	off->dccp = TSM_LOADED;
@@ -212,7 +223,7 @@ int tsm_probe(struct tsm_offer *off, struct tsm_error *err)
 		off->tltcp = TSM_LOADED;
 	else if (moddep && module_file(moddep, "tltcp"))
 		off->tltcp = TSM_LOADABLE;
-	probe_dccp(off, moddep);
+	probe_dccp(off);
 	probe_sctp(off, moddep);
 	free(moddep);
 	return 0;
