@@ -6,6 +6,7 @@ result per case; and the tsm command line: policy files by option and by
 TSM_POLICY, errors and exit statuses, probe, and a TCP transfer over the
 host's loopback with the unified statistics."""
 
+import errno
 import os
 import re
 import socket
@@ -187,6 +188,20 @@ class Probe(unittest.TestCase):
         self.assertIn("udp: never chosen", r.stdout)
         for w in ("tltcp:", "dccp:", "sctp:"):
             self.assertIn(w, r.stdout)
+
+    def test_probe_dccp_as_a_socket_finds_it(self):
+        """DCCP is what a DCCP socket says, not a version: this project's
+        hosts run kernels without DCCP (Linux 6.16 removed it)."""
+        try:
+            socket.socket(socket.AF_INET, 6, 33).close()  # SOCK_DCCP
+            want = r"^dccp: loaded, CCID"
+        except OSError as e:
+            want = (r"^dccp: absent \(socket: %s, not in this kernel\); "
+                    r"without reliability tsm uses TCP, with TFRC's "
+                    r"equation" % errno.errorcode[e.errno])
+        r = tsm("probe")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, re.compile(want, re.M))
 
     def test_probe_assumed(self):
         r = tsm("probe", "--assume", "priv cc=cubic,bbr:restricted "
