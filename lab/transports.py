@@ -106,9 +106,10 @@ _DCCP_ABSENT = (errno.ESOCKTNOSUPPORT, errno.EPROTONOSUPPORT,
 
 def dccp_missing(family=socket.AF_INET):
     """None if a DCCP socket opens here, else why not ("socket:
-    ESOCKTNOSUPPORT").  socket() loads dccp_ipv4 itself, so a failure
-    means no DCCP for this kernel: Linux removed it in 6.16.  Errors that
-    do not say so (EMFILE, ENOMEM...) are raised."""
+    ESOCKTNOSUPPORT").  socket() does not load dccp_ipv4 (it has no
+    module alias): load it first; then a failure means no DCCP for this
+    kernel (Linux removed it in 6.16).  Errors that do not say so
+    (EMFILE, ENOMEM...) are raised."""
     try:
         socket.socket(family, 6, 33).close()    # SOCK_DCCP, IPPROTO_DCCP
         return None

@@ -4,11 +4,12 @@
 # without_dccp.sh COMMAND...: run COMMAND in a test guest whose kernel
 # cannot give DCCP, as on Linux 6.16 and later, which removed it.  Only
 # for a throwaway guest (make vm, python3 -m lab.vm: VM_GUEST=1), whose
-# /etc is an overlay: an install rule makes modprobe of every DCCP module
-# run /bin/false, so the kernel's own load on socket(AF_INET, SOCK_DCCP,
-# IPPROTO_DCCP) fails and socket() returns ESOCKTNOSUPPORT, as where DCCP
-# does not exist.  Nothing in the product looks at this: the tools find
-# DCCP missing the way they would on a newer kernel.
+# /etc and /lib are overlays: an install rule makes modprobe of every DCCP
+# module run /bin/false, and modules.dep loses DCCP's lines, so that
+# socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP) returns ESOCKTNOSUPPORT and no
+# module file is listed, as where DCCP does not exist.  Nothing in the
+# product looks at this: the tools find DCCP missing the way they would
+# on a newer kernel.
 #
 #   make vm KVER=6.1 CMD='selftests/without_dccp.sh make -s -C selftests \
 #       run_tests TARGETS="tsm flowgen"'
@@ -28,6 +29,8 @@ mkdir -p /etc/modprobe.d
 for m in dccp dccp_ipv4 dccp_ipv6 dccp_diag; do
 	echo "install $m /bin/false"
 done > /etc/modprobe.d/zz-without-dccp.conf
+# and no module file, as from 6.16 on (the guest's /lib is an overlay too)
+sed -i '\|^[^:]*/net/dccp/[^:]*:|d' "/lib/modules/$(uname -r)/modules.dep"
 why=$(python3 -c 'import errno, socket
 try:
     socket.socket(socket.AF_INET, 6, 33).close()

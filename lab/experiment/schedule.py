@@ -86,13 +86,14 @@ def run_all(exp, out, only=None):
                            if not only or fnmatch.fnmatch(r["name"], only)])
     if not todo["runs"]:
         raise SpecError(f"no run matches {only}")
-    # DCCP's modules load on use; on a kernel without DCCP (Linux 6.16
-    # on) a run that needs it cannot run: refused before anything starts.
-    for mod in exp.get("modprobe", []):
-        if mod.startswith("dccp"):
+    # On a kernel without DCCP (Linux 6.16 on) a run that needs it cannot
+    # run: refused before anything starts.  socket() does not load DCCP's
+    # modules: modprobe first.
+    dccp_runs = [r["name"] for r in todo["runs"] if transports.needs_dccp(r)]
+    if dccp_runs:
+        for mod in ("dccp_ipv4", "dccp_ipv6"):
             subprocess.run(["modprobe", "-q", mod])
     missing = transports.dccp_missing()
-    dccp_runs = [r["name"] for r in todo["runs"] if transports.needs_dccp(r)]
     if missing and dccp_runs:
         raise SpecError(f"{exp['name']}: DCCP is not in this kernel "
                         f"({missing}; Linux removed it in 6.16), and "

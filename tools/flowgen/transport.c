@@ -54,15 +54,17 @@ static void tltcp_probe(int fd)
 }
 
 /*
- * -P dccp where the kernel has no DCCP: refused, saying so.  socket()
- * loads dccp_ipv4 or dccp_ipv6 itself, so a failure means none here:
- * Linux removed DCCP in 6.16, and a kernel or an administrator may leave
- * it out.
+ * -P dccp where a DCCP socket does not open: refused, saying why: the
+ * module is not loaded (socket() does not load it), or the kernel has
+ * none (no module file: Linux removed DCCP in 6.16).
  */
 void dccp_require(int family)
 {
 	int err = dccp_probe(family);
 
+	if (err && dccp_errno_absent(err) && dccp_module_file())
+		cli_die("DCCP not available: modprobe %s",
+			family == AF_INET6 ? "dccp_ipv6" : "dccp_ipv4");
 	if (err && dccp_errno_absent(err))
 		cli_die("-P dccp: DCCP is not in this kernel (socket: %s; Linux removed it in 6.16): for TFRC's equation over TCP use -P tcp -C multfrc",
 			strerrorname_np(err) ?: strerror(err));

@@ -2,7 +2,10 @@
 /* Whether the running kernel has DCCP (dccp_probe.h). */
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "dccp_probe.h"
@@ -22,6 +25,26 @@ int dccp_probe(int family)
 		return errno;
 	close(fd);
 	return 0;
+}
+
+bool dccp_module_file(void)
+{
+	char path[320], line[512];
+	struct utsname u;
+	bool found = false;
+	FILE *f;
+
+	if (uname(&u))
+		return false;
+	snprintf(path, sizeof(path), "/lib/modules/%s/modules.dep", u.release);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/dccp_ipv4.ko") &&
+			strchr(line, ':') > strstr(line, "/dccp_ipv4.ko");
+	fclose(f);
+	return found;
 }
 
 bool dccp_errno_absent(int err)

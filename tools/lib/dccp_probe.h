@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Whether the running kernel has DCCP, asked the only way that holds on
- * every kernel: by opening a DCCP socket.  The kernel loads dccp_ipv4 or
- * dccp_ipv6 on that socket() itself (for any caller), so a failure means
- * that this process cannot have DCCP here: Linux removed it in 6.16, a
- * kernel may be built without it, or an administrator may block its
- * modules.  No kernel version is looked at.
+ * Whether the running kernel has DCCP, asked without a kernel version: a
+ * DCCP socket opens where its module is loaded (dccp_ipv4 has no module
+ * alias, so socket() does not load it); where it does not open, the
+ * kernel has DCCP if the module file is there (modprobe dccp_ipv4), and
+ * none otherwise: Linux removed DCCP in 6.16.
  */
 #ifndef TOOLS_DCCP_PROBE_H
 #define TOOLS_DCCP_PROBE_H
@@ -21,5 +20,8 @@ int dccp_probe(int family);
  * say, a lack of memory or of descriptors).
  */
 bool dccp_errno_absent(int err);
+
+/* Whether this kernel's modules.dep lists dccp_ipv4. */
+bool dccp_module_file(void);
 
 #endif /* TOOLS_DCCP_PROBE_H */

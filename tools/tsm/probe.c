@@ -147,11 +147,12 @@ static uint32_t parse_milli(const char *s)
 }
 
 /*
- * DCCP is there if a DCCP socket opens: socket() loads dccp_ipv4 for any
- * caller, so a failure means this process cannot have it, whatever
- * module files exist (dccp_probe.h).  No kernel version is looked at.
+ * DCCP is loaded if a DCCP socket opens, loadable if not but its module
+ * file is there (socket() does not load dccp_ipv4: it has no alias), and
+ * absent otherwise, as from Linux 6.16 on.  No kernel version is looked
+ * at; the errno of socket() is kept for the explanation.
  */
-static void probe_dccp(struct tsm_offer *off)
+static void probe_dccp(struct tsm_offer *off, const char *moddep)
 {
 	uint8_t ccids[8];
 	socklen_t len = sizeof(ccids);
@@ -160,8 +161,9 @@ static void probe_dccp(struct tsm_offer *off)
 
 	fd = socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP);
 	if (fd < 0) {
-		off->dccp = TSM_ABSENT;
 		off->dccp_err = errno;
+		off->dccp = moddep && module_file(moddep, "dccp_ipv4") ?
+			    TSM_LOADABLE : TSM_ABSENT;
 		return;
 	}
 	off->dccp = TSM_LOADED;
@@ -223,7 +225,7 @@ int tsm_probe(struct tsm_offer *off, struct tsm_error *err)
 		off->tltcp = TSM_LOADED;
 	else if (moddep && module_file(moddep, "tltcp"))
 		off->tltcp = TSM_LOADABLE;
-	probe_dccp(off);
+	probe_dccp(off, moddep);
 	probe_sctp(off, moddep);
 	free(moddep);
 	return 0;

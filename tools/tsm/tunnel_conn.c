@@ -151,7 +151,9 @@ int tun_transport_default(uint64_t lifetime_ns, struct tun_transport *tp,
 	ret = tsm_probe(&off, err);
 	if (ret)
 		return ret;
-	if (off.dccp == TSM_LOADED && off.ccid[3])
+	/* Loadable: as before, the connection says "modprobe dccp_ipv4". */
+	if ((off.dccp == TSM_LOADED && off.ccid[3]) ||
+	    off.dccp == TSM_LOADABLE)
 		return tun_transport_parse("dccp-ccid3", lifetime_ns, tp, err);
 	/*
 	 * The library's Table 3 for Constant-Rate Streaming: MulTFRC with
