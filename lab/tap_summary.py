@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Count the results in TAP streams and print 'N passed, N failed[, N skipped]'.
+"""Count the results in TAP streams and print 'N passed, N failed[, N
+skipped][, N not applicable]'.
 
 Only top-level result lines count ("ok N ..." / "not ok N ..." at the start
 of a line); kselftest's runner indents each test's own output with "# ".
@@ -7,6 +8,16 @@ With --skip-is-fail (CI sets SKIP_IS_FAIL=1) a skipped test counts as
 failed, so a missing feature cannot hide a regression.  A plan ("1..N")
 whose N results did not all arrive (a guest that died mid-way, a runner
 that stopped) counts the missing ones as failed.
+
+One kind of skip is not a missing feature but a test that cannot apply:
+a test of DCCP on a kernel without DCCP (Linux 6.16 removed it).  A skip
+whose reason starts with one of NOT_APPLICABLE is counted as not
+applicable, never as failed, whatever --skip-is-fail says.  The reason is
+the skip directive's ("ok 3 x # SKIP dccp: not in this kernel"), or, for
+kselftest's runner, which drops it ("ok 3 selftests: d: x.sh # SKIP"),
+that of the test's own plan just before ("# 1..0 # SKIP dccp: not in
+this kernel (socket: ESOCKTNOSUPPORT)", selftests/lib.sh lib_plan).  The
+test declares it (lib_require_dccp), after a DCCP socket failed to open.
 """
 
 import argparse
@@ -16,12 +27,22 @@ import sys
 
 RESULT = re.compile(r"^(not ok|ok)\b(.*)$")
 PLAN = re.compile(r"^1\.\.(\d+)\s*$")
+# A test's own plan, indented by the runner: "# 1..0 # SKIP reason".
+NESTED_SKIP = re.compile(r"^#\s+1\.\.0\s+#\s*SKIP\s*(.*)$", re.I)
+# The declared reasons of a test that cannot apply to this kernel.
+NOT_APPLICABLE = ("dccp: not in this kernel",)
+
+
+def not_applicable(reason):
+    return reason.strip().lower().startswith(NOT_APPLICABLE)
 
 
 def count(lines, skip_is_fail=False):
-    passed = failed = skipped = 0
+    """(passed, failed, skipped, not_applicable, failures)"""
+    passed = failed = skipped = na = 0
     failures = []
     planned = seen = 0
+    nested = ""     # the reason of the last "# 1..0 # SKIP" since a result
 
     def close_plan():
         nonlocal failed
@@ -36,14 +57,23 @@ def count(lines, skip_is_fail=False):
         if m:
             close_plan()
             planned, seen = int(m.group(1)), 0
+            nested = ""
+            continue
+        m = NESTED_SKIP.match(line)
+        if m:
+            nested = m.group(1)
             continue
         m = RESULT.match(line)
         if not m:
             continue
         seen += 1
         ok, rest = m.group(1) == "ok", m.group(2)
-        directive = rest.split("#", 1)[1].strip().upper() if "#" in rest else ""
-        if ok and directive.startswith("SKIP"):
+        directive = rest.split("#", 1)[1].strip() if "#" in rest else ""
+        reason, nested = directive[4:].strip() or nested, ""
+        if ok and directive.upper().startswith("SKIP") and \
+                not_applicable(reason):
+            na += 1
+        elif ok and directive.upper().startswith("SKIP"):
             if skip_is_fail:
                 failed += 1
                 failures.append(line.strip() + " (skip counted as failure)")
@@ -55,12 +85,13 @@ def count(lines, skip_is_fail=False):
             failed += 1
             failures.append(line.strip())
     close_plan()
-    return passed, failed, skipped, failures
+    return passed, failed, skipped, na, failures
 
 
-def summary(passed, failed, skipped):
+def summary(passed, failed, skipped, na=0):
     s = f"{passed} passed, {failed} failed"
-    return s + (f", {skipped} skipped" if skipped else "")
+    s += f", {skipped} skipped" if skipped else ""
+    return s + (f", {na} not applicable" if na else "")
 
 
 def main(argv=None):
@@ -68,16 +99,17 @@ def main(argv=None):
     ap.add_argument("files", nargs="+")
     ap.add_argument("--skip-is-fail", action="store_true")
     args = ap.parse_args(argv)
-    passed = failed = skipped = 0
+    passed = failed = skipped = na = 0
     failures = []
     for name in args.files:
         with open(name, errors="replace") as f:
-            p, fl, sk, fails = count(f.readlines(), args.skip_is_fail)
+            p, fl, sk, n, fails = count(f.readlines(), args.skip_is_fail)
         passed, failed, skipped = passed + p, failed + fl, skipped + sk
+        na += n
         failures += [f"{os.path.basename(name)}: {x}" for x in fails]
     for f in failures:
         print(f"FAILED: {f}")
-    print(summary(passed, failed, skipped))
+    print(summary(passed, failed, skipped, na))
     return 1 if failed or not passed else 0
 
 

@@ -24,6 +24,8 @@ own, named as tsm names it (dccp-ccid3, tltcp, multfrc:N...):
 carrier() says which of these its sockets are.
 """
 
+import errno
+import socket
 from typing import NamedTuple, Optional
 
 # Payload bytes in a full-sized TCP segment: a 1500-byte MTU less IP,
@@ -95,3 +97,31 @@ def carrier(tunnel_transport):
     """The transport of a tunnel's sockets: dccp for dccp-ccid*, tcp for
     the others."""
     return "dccp" if tunnel_transport.startswith("dccp") else "tcp"
+
+
+# socket()'s errnos that say the kernel has no DCCP (tools/lib/dccp_probe.c)
+_DCCP_ABSENT = (errno.ESOCKTNOSUPPORT, errno.EPROTONOSUPPORT,
+                errno.EAFNOSUPPORT, errno.EINVAL)
+
+
+def dccp_missing(family=socket.AF_INET):
+    """None if a DCCP socket opens here, else why not ("socket:
+    ESOCKTNOSUPPORT").  socket() does not load dccp_ipv4 (it has no
+    module alias): load it first; then a failure means no DCCP for this
+    kernel (Linux removed it in 6.16).  Errors that do not say so
+    (EMFILE, ENOMEM...) are raised."""
+    try:
+        socket.socket(family, 6, 33).close()    # SOCK_DCCP, IPPROTO_DCCP
+        return None
+    except OSError as e:
+        if e.errno not in _DCCP_ABSENT:
+            raise
+        return f"socket: {errno.errorcode.get(e.errno, e.errno)}"
+
+
+def needs_dccp(run):
+    """A run of an experiment needs DCCP: a DCCP flow, or a tunnel over
+    DCCP."""
+    tunnel = run.get("tunnel") or {}
+    return any(f["transport"] == "dccp" for f in run["flows"]) or \
+        carrier(tunnel.get("transport", "tcp")) == "dccp"

@@ -100,6 +100,32 @@ lib_require_module() {
 	done
 }
 
+# The one skip reason that SKIP_IS_FAIL does not count as a failure: a
+# test of DCCP on a kernel without DCCP (Linux 6.16 removed it), which
+# cannot apply there (lab/tap_summary.py, NOT_APPLICABLE).  Declared only
+# by lib_require_dccp, after modprobe and a DCCP socket failed.
+LIB_NO_DCCP="dccp: not in this kernel"
+
+# lib_have_dccp: DCCP sockets of both families open here, once
+# dccp_ipv4 and dccp_ipv6 are loaded (socket() does not load them); if
+# not, LIB_DCCP_WHY says why ("socket: ESOCKTNOSUPPORT").  Other failures
+# of the probe end the test as an ordinary skip.
+lib_have_dccp() {
+	modprobe -q dccp_ipv4 2>/dev/null
+	modprobe -q dccp_ipv6 2>/dev/null
+	LIB_DCCP_WHY=$("$PYTHON" -c 'import socket
+from lab.transports import dccp_missing
+print(dccp_missing() or dccp_missing(socket.AF_INET6) or "")') ||
+		lib_skip "the DCCP probe failed"
+	[ -z "$LIB_DCCP_WHY" ]
+}
+
+# lib_require_dccp: skip the test as not applicable unless the kernel
+# has DCCP.
+lib_require_dccp() {
+	lib_have_dccp || lib_skip "$LIB_NO_DCCP ($LIB_DCCP_WHY)"
+}
+
 # lib_check DESCRIPTION COMMAND...: run a check, print ok / not ok.
 lib_check() {
 	local desc=$1

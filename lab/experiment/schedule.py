@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 
+from lab import transports
 from lab.experiment.run import run_one
 from lab.experiment.spec import SpecError, log, rep_dir, repeats
 from lab.tools.flowgen import FLOWGEN
@@ -85,11 +86,27 @@ def run_all(exp, out, only=None):
                            if not only or fnmatch.fnmatch(r["name"], only)])
     if not todo["runs"]:
         raise SpecError(f"no run matches {only}")
+    # On a kernel without DCCP (Linux 6.16 on) a run that needs it cannot
+    # run: refused before anything starts.  socket() does not load DCCP's
+    # modules: modprobe first.
+    dccp_runs = [r["name"] for r in todo["runs"] if transports.needs_dccp(r)]
+    if dccp_runs:
+        for mod in ("dccp_ipv4", "dccp_ipv6"):
+            subprocess.run(["modprobe", "-q", mod])
+    missing = transports.dccp_missing()
+    if missing and dccp_runs:
+        raise SpecError(f"{exp['name']}: DCCP is not in this kernel "
+                        f"({missing}; Linux removed it in 6.16), and "
+                        f"{len(dccp_runs)} of the runs need it "
+                        f"({', '.join(dccp_runs[:3])}"
+                        f"{', ...' if len(dccp_runs) > 3 else ''}): "
+                        "run it on a kernel with DCCP (6.1, 6.12)")
     batches = list(_batches(todo))
     saved, status, ok = {}, {}, True
     start = time.time()
     for mod in exp.get("modprobe", []):
-        subprocess.run(["modprobe", mod], check=True)
+        if not (missing and mod.startswith("dccp")):
+            subprocess.run(["modprobe", mod], check=True)
     try:
         for k, batch in enumerate(batches, 1):
             for r in batch:

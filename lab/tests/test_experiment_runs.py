@@ -427,5 +427,54 @@ class Repeat(unittest.TestCase):
         self.assertNotIn("only", r["ci"]["run"])
 
 
+class NoDccp(unittest.TestCase):
+    """On a kernel without DCCP (Linux 6.16 on) an experiment whose runs
+    need it is refused before anything starts, saying why; the runs that
+    do not need it still run."""
+
+    def run_all(self, exp, only=None, missing="socket: ESOCKTNOSUPPORT"):
+        started = []
+        with mock.patch.object(schedule.transports, "dccp_missing",
+                               return_value=missing), \
+                mock.patch.object(schedule.os, "access", return_value=True), \
+                mock.patch.object(schedule.subprocess, "run") as run, \
+                mock.patch.object(schedule, "_repeated",
+                                  side_effect=lambda e, r, o, s:
+                                  started.append(r["name"]) or True):
+            d = tempfile.mkdtemp()
+            try:
+                schedule.run_all(exp, d, only)
+            finally:
+                shutil.rmtree(d)
+        return started, [c.args[0] for c in run.call_args_list]
+
+    def test_dcp_refused(self):
+        exp = S.load("dcp", short=True)
+        self.assertTrue(all(schedule.transports.needs_dccp(r)
+                            for r in exp["runs"]))
+        with self.assertRaises(S.SpecError) as e:
+            self.run_all(exp)
+        self.assertRegex(str(e.exception),
+                         r"^dcp: DCCP is not in this kernel \(socket: "
+                         r"ESOCKTNOSUPPORT; .*\), and 2 of the runs need it "
+                         r"\(alone, ccid3-vs-1\)")
+
+    def test_tunnel_over_dccp_refused(self):
+        d = tempfile.mkdtemp()
+        exp = S.load(write(d, "t.toml", TUNNEL))
+        shutil.rmtree(d)
+        with self.assertRaises(S.SpecError):
+            self.run_all(exp)
+        exp["runs"][0]["tunnel"]["transport"] = "multfrc"
+        started, _ = self.run_all(exp)
+        self.assertEqual(started, ["voip"])
+
+    def test_with_dccp_runs_and_loads_it(self):
+        exp = S.load("dcp", short=True)
+        started, cmds = self.run_all(exp, missing=None)
+        self.assertEqual(sorted(started), ["alone", "ccid3-vs-1"])
+        self.assertIn(["modprobe", "dccp_ipv4"], cmds)
+
+
 if __name__ == "__main__":
     unittest.main()

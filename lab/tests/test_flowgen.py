@@ -4,6 +4,7 @@ accounts for exactly what the sender sent (TCP) or every datagram (UDP)."""
 
 import json
 import os
+import socket
 import random
 import signal
 import subprocess
@@ -116,6 +117,28 @@ class BadArguments(unittest.TestCase):
                 self.assertEqual(r.returncode, 1)
                 self.assertIn("tltcp not available: modprobe tltcp",
                               r.stderr)
+
+    def test_dccp_refused_where_the_kernel_has_none(self):
+        # This project's hosts run kernels without DCCP (Linux 6.16 removed
+        # it); where a DCCP socket opens, -P dccp gets as far as connect().
+        try:
+            socket.socket(socket.AF_INET, 6, 33).close()  # SOCK_DCCP
+            r = run("-c", "127.0.0.1", "-P", "dccp", "-p", "9", "-t", "1")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("connect to 127.0.0.1 port 9", r.stderr)
+            return
+        except OSError:
+            pass
+        for args in (["-c", "127.0.0.1", "-P", "dccp", "-t", "1"],
+                     ["-s", "-P", "dccp", "-p", "9"],
+                     ["-s", "-P", "dccp", "-6", "-p", "9"]):
+            with self.subTest(args=args):
+                r = run(*args)
+                self.assertEqual(r.returncode, 1)
+                self.assertRegex(r.stderr, r"-P dccp: DCCP is not in this "
+                                 r"kernel \(socket: E[A-Z]+; .*\): for "
+                                 r"TFRC's equation over TCP use -P tcp -C "
+                                 r"multfrc")
 
     def test_nobody_listening(self):
         r = run("-c", "127.0.0.1", "-p", "9", "-t", "1")

@@ -22,18 +22,18 @@ okay this line is not a result
 
 class Count(unittest.TestCase):
     def test_top_level_only(self):
-        p, f, s, _ = tap_summary.count(SAMPLE.splitlines())
-        self.assertEqual((p, f, s), (2, 1, 1))
+        p, f, s, n, _ = tap_summary.count(SAMPLE.splitlines())
+        self.assertEqual((p, f, s, n), (2, 1, 1, 0))
 
     def test_skip_is_fail(self):
-        p, f, s, fails = tap_summary.count(SAMPLE.splitlines(), True)
-        self.assertEqual((p, f, s), (2, 2, 0))
+        p, f, s, n, fails = tap_summary.count(SAMPLE.splitlines(), True)
+        self.assertEqual((p, f, s, n), (2, 2, 0, 0))
         self.assertTrue(any("c.sh" in x for x in fails))
 
     def test_missing_planned_results_fail(self):
         lines = ["TAP version 13", "1..3", "ok 1 a", "ok 2 b",
                  "TAP version 13", "1..1", "ok 1 c"]
-        p, f, s, fails = tap_summary.count(lines)
+        p, f, s, _, fails = tap_summary.count(lines)
         self.assertEqual((p, f, s), (3, 1, 0))
         self.assertIn("1 of 3 planned", fails[0])
 
@@ -45,6 +45,8 @@ class Count(unittest.TestCase):
         self.assertEqual(tap_summary.summary(3, 0, 0), "3 passed, 0 failed")
         self.assertEqual(tap_summary.summary(3, 1, 2),
                          "3 passed, 1 failed, 2 skipped")
+        self.assertEqual(tap_summary.summary(3, 0, 0, 2),
+                         "3 passed, 0 failed, 2 not applicable")
 
     def test_nothing_run_is_failure(self):
         import tempfile
@@ -53,6 +55,80 @@ class Count(unittest.TestCase):
             t.flush()
             with contextlib.redirect_stdout(io.StringIO()):
                 self.assertEqual(tap_summary.main([t.name]), 1)
+
+
+# What kselftest's runner makes of selftests/lib.sh's skips: the runner's
+# result line has no reason, the test's own plan before it has.
+NO_DCCP = """TAP version 13
+1..6
+# selftests: flowgen: dccp.sh
+# # SKIP: dccp: not in this kernel (socket: ESOCKTNOSUPPORT)
+# 1..0 # SKIP dccp: not in this kernel (socket: ESOCKTNOSUPPORT)
+ok 1 selftests: flowgen: dccp.sh # SKIP
+# selftests: flowgen: sctp.sh
+# # SKIP: module sctp not available
+# 1..0 # SKIP module sctp not available
+ok 2 selftests: flowgen: sctp.sh # SKIP
+# selftests: tsm: smoke.sh
+# ok 1 DCCP row # SKIP dccp: not in this kernel
+# 1..1
+ok 3 selftests: tsm: smoke.sh
+# selftests: tsm: other.sh
+# 1..0 # SKIP dccp: not in this kernel
+# ok 1 a check after the plan
+ok 4 selftests: tsm: other.sh # SKIP needs root
+ok 5 a C test # SKIP dccp: not in this kernel
+# selftests: tsm: late.sh
+# 1..0 # SKIP dccp: not in this kernel
+not ok 6 selftests: tsm: late.sh # exit=1
+"""
+
+
+class NotApplicable(unittest.TestCase):
+    """SKIP_IS_FAIL counts every skip as a failure but one: a DCCP test
+    on a kernel without DCCP, declared with its reason."""
+
+    def test_declared_reason_is_not_applicable(self):
+        for skip_is_fail in (False, True):
+            with self.subTest(skip_is_fail=skip_is_fail):
+                p, f, s, n, fails = tap_summary.count(NO_DCCP.splitlines(),
+                                                      skip_is_fail)
+                # 1 and 5 not applicable; 2 and 4 (its own reason, not
+                # the plan's) skipped or, under SKIP_IS_FAIL, failed;
+                # 6 failed whatever its plan said.
+                self.assertEqual((p, n), (1, 2))
+                self.assertEqual((f, s), (3, 0) if skip_is_fail else (1, 2))
+                self.assertFalse(any("dccp.sh" in x or "C test" in x
+                                     for x in fails), fails)
+                self.assertTrue(any("late.sh" in x for x in fails))
+
+    def test_other_reasons_and_lookalikes_still_count(self):
+        for reason in ("dccp module not available", "needs root",
+                       "not in this kernel", "DCCP CCID 3 missing", ""):
+            with self.subTest(reason=reason):
+                lines = [f"# 1..0 # SKIP {reason}",
+                         "ok 1 selftests: x: y.sh # SKIP"]
+                self.assertEqual(tap_summary.count(lines, True)[:4],
+                                 (0, 1, 0, 0))
+
+    def test_plan_belongs_to_the_next_result_only(self):
+        lines = ["# 1..0 # SKIP dccp: not in this kernel", "ok 1 a",
+                 "ok 2 b # SKIP"]
+        self.assertEqual(tap_summary.count(lines, True)[:4], (1, 1, 0, 0))
+
+    def test_main_exit_and_line(self):
+        import tempfile
+        with tempfile.NamedTemporaryFile("w", suffix=".tap") as t:
+            t.write(NO_DCCP.split("# selftests: flowgen: sctp.sh")[0]
+                    .replace("1..6", "1..2") +
+                    "ok 2 selftests: tsm: smoke.sh\n")
+            t.flush()
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                rc = tap_summary.main(["--skip-is-fail", t.name])
+            self.assertEqual(rc, 0, out.getvalue())
+            self.assertEqual(out.getvalue().splitlines()[-1],
+                             "1 passed, 0 failed, 1 not applicable")
 
 
 if __name__ == "__main__":

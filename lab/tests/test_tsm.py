@@ -6,6 +6,7 @@ result per case; and the tsm command line: policy files by option and by
 TSM_POLICY, errors and exit statuses, probe, and a TCP transfer over the
 host's loopback with the unified statistics."""
 
+import errno
 import os
 import re
 import socket
@@ -121,16 +122,20 @@ class Select(unittest.TestCase):
                  "EINVAL", "msgLifetime is negative"),
                 (["--min-rate", "2M", "--max-rate", "1M"], "EINVAL",
                  "above max rate"),
-                (["--reliability", "none", "--preserveOrder", "require"],
-                 None, None)]:
+                (["--reliability", "none", "--perMsgReliability",
+                  "require"], None, None)]:
             r = tsm("select", "--assume", "cc=reno dccp=2,3", *args)
             self.assertEqual(r.returncode, 1, (args, r.stdout))
             if err:
                 self.assertIn(f"({err})", r.stderr)
                 self.assertIn(msg, r.stderr)
             else:
+                # Only SCTP has it, and SCTP is not there.
                 self.assertIn("(EPROTONOSUPPORT)", r.stderr)
-                self.assertIn("DCCP does not preserve order", r.stderr)
+                self.assertIn("DCCP has no per-message reliability",
+                              r.stderr)
+                self.assertIn("TCP has no per-message reliability",
+                              r.stderr)
 
     def test_usage_errors_exit_2(self):
         for args, msg in [(["--reliability", "some"], "full, partial"),
@@ -152,10 +157,26 @@ class Select(unittest.TestCase):
 
     def test_nothing_fits_never_udp(self):
         r = tsm("select", "--assume", "cc=cubic,reno", "--reliability",
-                "none")
+                "none", "--preserveMsgBoundaries", "require")
         self.assertEqual(r.returncode, 1)
         self.assertIn("no available transport fits", r.stderr)
+        self.assertIn("DCCP not in this kernel", r.stderr)
         self.assertNotIn("UDP", r.stdout)
+
+    def test_no_dccp_tcp_stands_in_with_tfrc(self):
+        """Without DCCP (Linux 6.16 on), reliability none gets TCP, with
+        TFRC's equation where CCID 3 would have been chosen, in one
+        line that says why."""
+        r = tsm("select", "--assume", "priv cc=reno,cubic,multfrc:loadable",
+                "--reliability", "none", "--capacityProfile",
+                "constant-rate")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 1, r.stdout)
+        self.assertRegex(lines[0], r"^TCP: no reliability asked, full given;"
+                         r" cc multfrc \(TFRC's equation for CCID 3's smooth"
+                         r" rate\), loaded on use; .*fallback from DCCP "
+                         r"\(not in this kernel\)")
 
 
 class Probe(unittest.TestCase):
@@ -167,6 +188,20 @@ class Probe(unittest.TestCase):
         self.assertIn("udp: never chosen", r.stdout)
         for w in ("tltcp:", "dccp:", "sctp:"):
             self.assertIn(w, r.stdout)
+
+    def test_probe_dccp_as_a_socket_finds_it(self):
+        """DCCP is what a DCCP socket says, not a version: this project's
+        hosts run kernels without DCCP (Linux 6.16 removed it)."""
+        try:
+            socket.socket(socket.AF_INET, 6, 33).close()  # SOCK_DCCP
+            want = r"^dccp: loaded, CCID"
+        except OSError as e:
+            want = (r"^dccp: absent \(socket: %s, not in this kernel\); "
+                    r"without reliability tsm uses TCP, with TFRC's "
+                    r"equation" % errno.errorcode[e.errno])
+        r = tsm("probe")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, re.compile(want, re.M))
 
     def test_probe_assumed(self):
         r = tsm("probe", "--assume", "priv cc=cubic,bbr:restricted "

@@ -215,7 +215,8 @@ class Preload(unittest.TestCase):
         out, err, _ = run("-t", "4", env={"TSM_POLICY": p})
         self.assert_sockets(out, DEFAULT, 4)
         self.assertEqual(len(err), 1, err)
-        self.assertIn(f"cc {DEFAULT}; fallback from {ABSENT} (absent)",
+        self.assertIn(f"cc {DEFAULT} (kernel default); fallback from "
+                      f"{ABSENT} (absent)",
                       err[0])
         # Thought present (a made-up offer), refused by the kernel at
         # setsockopt: ENOENT, the next of the chain, said once although

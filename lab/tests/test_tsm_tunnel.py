@@ -89,9 +89,9 @@ class Loopback(unittest.TestCase):
                 p.wait()
         self.sink.close()
 
-    def start(self, role, *args):
+    def start(self, role, *args, transport=("--transport", "tcp")):
         stats = os.path.join(self.tmp, role + ".json")
-        p = subprocess.Popen([TSM, "tunnel", role, "--transport", "tcp",
+        p = subprocess.Popen([TSM, "tunnel", role, *transport,
                               "--stats", stats, "--interval", "0.1", *args],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
@@ -164,6 +164,50 @@ class Loopback(unittest.TestCase):
         self.assertEqual(c["to_app"]["datagrams"], 1)
         self.assertEqual(s["delivered"]["datagrams"], 1)
         self.assertEqual(s["connects"], 1)
+
+    def test_default_transport_follows_the_kernel(self):
+        """Without --transport: DCCP CCID 3 where the kernel has DCCP;
+        where not (this project's hosts run kernels without it), TCP with
+        TFRC's equation or reno, said in one line, and the datagrams go
+        through."""
+        try:
+            socket.socket(socket.AF_INET, 6, 33).close()  # SOCK_DCCP
+            dccp = True
+        except OSError:
+            dccp = False
+        srv, _ = self.start("server", "--listen", f"127.0.0.1:{self.tport}",
+                            transport=())
+        time.sleep(0.2)
+        cli, cstats = self.start("client", "--peer", f"127.0.0.1:{self.tport}",
+                                 "--udp", f"127.0.0.1:{self.uport}",
+                                 "--to", f"127.0.0.1:{self.dport}",
+                                 transport=())
+        self.wait_stats(cstats, lambda d: d["connected"])
+        app = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        app.connect(("127.0.0.1", self.uport))
+        for i in range(20):
+            app.send(b"%d" % i)
+            time.sleep(0.01)
+        got = []
+        for _ in range(20):
+            try:
+                got.append(self.sink.recvfrom(100)[0])
+            except socket.timeout:
+                break
+        cli.send_signal(signal.SIGTERM)
+        out, err = cli.communicate(timeout=10)
+        self.stop(srv)
+        c = json.loads(out.strip().splitlines()[-1])
+        err = [x for x in err.splitlines() if "instead" in x]
+        if dccp:
+            self.assertEqual(c["transport"], "dccp-ccid3")
+        else:
+            self.assertIn(c["transport"], ("multfrc", "tcp"))
+            self.assertEqual(len(err), 1, err)
+            self.assertRegex(err[0], r"^tsm tunnel client: DCCP not in this "
+                             r"kernel \(socket: E[A-Z]+\): over TCP with "
+                             r".* instead, the same bounded queue")
+        self.assertEqual(got, [b"%d" % i for i in range(20)])
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # flowgen measures what iperf3 measures: its TCP goodput at the receiver
 # agrees with iperf3's on the same link within 3 %, and its UDP receiver
-# counts rate, loss and one-way delay as the link was configured.
+# counts rate, loss and one-way delay as the link was configured; on a
+# kernel without DCCP, -P dccp is refused at once, saying so.
 . "$(dirname "$0")/../lib.sh"
 lib_init
 
@@ -28,4 +29,13 @@ lib_check "no datagram lost on an uncongested link" test "$lost" = 0
 # Propagation is a floor; serialisation and the emulator add a little.
 lib_check "one-way delay at least the configured 25 ms" lib_at_least "${owd:-0}" 0.025
 lib_check "one-way delay at most 25 ms + 10 %" lib_at_most "${owd:-1}" 0.0275
+
+# dccp.sh has the flows where DCCP is there.
+if ! lib_have_dccp; then
+	out=$(lib_nsx d1 "$FLOWGEN" -s -P dccp -p 5399 2>&1)
+	rc=$?
+	lib_log "no DCCP ($LIB_DCCP_WHY): flowgen -s -P dccp: exit $rc: $out"
+	lib_check "no DCCP: flowgen -P dccp refused, saying why" eval \
+		'[ $rc = 1 ] && grep -q "^flowgen: -P dccp: DCCP is not in this kernel (socket: E" <<< "$out"'
+fi
 lib_finish

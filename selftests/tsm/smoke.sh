@@ -6,7 +6,8 @@
 # reliable ones every byte intact, the others most of it; the sender's
 # unified statistics know an RTT where the transport reports one and mark
 # deadline misses unknown where it has no deadlines; and the sender
-# returns as soon as the receiver has everything.
+# returns as soon as the receiver has everything.  On a kernel without
+# DCCP the DCCP rows give way to what stands in for it (tsm.rst).
 #
 # make check runs the rows that exercise a distinct socket set-up (a
 # congestion control module by name, TLTCP, DCCP, SCTP reliable and with
@@ -20,7 +21,7 @@ lib_init
 
 TSM=$REPO/tools/tsm/tsm
 [ -x "$TSM" ] || lib_skip "tools/tsm not built (make tools)"
-lib_require_module tltcp tcp_reno_tw tcp_bbr dccp_ipv4 sctp
+lib_require_module tltcp tcp_reno_tw tcp_bbr sctp
 # The named instances tsm asks for (Documentation/multfrc.rst).
 modprobe -r tcp_multfrc 2>/dev/null
 modprobe tcp_multfrc instances=0.5,2 || lib_skip "tcp_multfrc not available"
@@ -111,10 +112,34 @@ all && run_case "TCP, interactive" "transport=TCP cc=bbr nodelay=1" yes \
 run_case "TLTCP, partial" "transport=TLTCP deadline_ns=2000000000" no \
 	"rtt [0-9]+ us.*deadline misses [0-9]+" \
 	--reliability partial --msgLifetime 2000
-run_case "DCCP CCID 2" "transport=DCCP ccid=2" no "rate unknown" \
-	--reliability none
-all && run_case "DCCP CCID 3" "transport=DCCP ccid=3" no "rtt [0-9]+ us" \
-	--reliability none --capacityProfile constant-rate
+if lib_have_dccp; then
+	run_case "DCCP CCID 2" "transport=DCCP ccid=2" no "rate unknown" \
+		--reliability none
+	all && run_case "DCCP CCID 3" "transport=DCCP ccid=3" no \
+		"rtt [0-9]+ us" --reliability none --capacityProfile constant-rate
+else
+	# Without DCCP (Linux 6.16 on) reliability none falls back to SCTP,
+	# then TCP; a policy without SCTP shows TCP standing in, with TFRC's
+	# equation (MulTFRC, n = 1) where CCID 3 would have been chosen.
+	lib_log "no DCCP here ($LIB_DCCP_WHY)"
+	out=$("$TSM" probe | grep '^dccp:')
+	lib_log "tsm probe: $out"
+	lib_check "no DCCP: tsm probe says absent, not in this kernel" \
+		grep -q "^dccp: absent (socket: E[A-Z]*, not in this kernel)" <<< "$out"
+	echo "transports TCP TLTCP DCCP" > "$TMPD/nosctp.conf"
+	out=$("$TSM" select --policy "$TMPD/nosctp.conf" --reliability none \
+		--capacityProfile constant-rate)
+	lib_log "no DCCP, no SCTP, Constant-Rate: $out"
+	lib_check "no DCCP: one line says TCP stands in, with TFRC's equation" \
+		grep -q "^TCP: no reliability asked, full given; cc multfrc (TFRC's equation for CCID 3's smooth rate).*fallback from DCCP (not in this kernel)" <<< "$out"
+	run_case "no DCCP: TCP, TFRC's equation for CCID 3" \
+		"transport=TCP row=3 cc=multfrc weight=1" yes "rtt [0-9]+ us" \
+		--policy "$TMPD/nosctp.conf" --reliability none \
+		--capacityProfile constant-rate
+	run_case "no DCCP: SCTP without retransmission first" \
+		"transport=SCTP row=3 pr=rtx" no "deadline misses [0-9]+" \
+		--reliability none
+fi
 run_case "SCTP, message boundaries" "transport=SCTP pr=off" yes \
 	"rtt [0-9]+ us.*deadline misses unknown" --preserveMsgBoundaries require
 run_case "SCTP, partial, unordered" "transport=SCTP pr=ttl unordered=1" no \

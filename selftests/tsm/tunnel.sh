@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # tsm tunnel (Documentation/tsm.rst, "Tunnel"): an unmodified UDP
-# application's datagrams over DCCP CCID 3 between two hosts of a dumbbell.
+# application's datagrams over DCCP CCID 3 between two hosts of a dumbbell
+# (without DCCP in the kernel, over the tunnel's default, TCP with TFRC's
+# equation).
 #  - bad arguments: exit 2 and a message naming the problem;
 #  - unshaped path (IPv4 and IPv6): every datagram arrives intact, in order,
 #    and every echoed reply comes back to the application;
@@ -21,7 +23,6 @@ TSM=$REPO/tools/tsm/tsm
 APP=$SELFTESTS_DIR/tsm/udp_app.py
 [ -x "$TSM" ] || lib_skip "tools/tsm not built (make tools)"
 lib_require_cmd nft
-lib_require_module dccp_ipv4 dccp_ipv6
 
 # jf FILE EXPR...: lib_json, quiet: the stats files are read while the
 # tunnel writes them.
@@ -62,9 +63,24 @@ nsbg() {
 # diagnostic, see selftests/experiments/dcp.sh), which fails a guest run:
 # CCID 2 by default here; by hand TUNNEL_TRANSPORT=dccp-ccid3, or tltcp,
 # multfrc, multfrc:2 or tcp (Documentation/tsm.rst has how they fared).
-TRANSPORT=${TUNNEL_TRANSPORT:-dccp-ccid2}
-lib_log "transport $TRANSPORT"
+# On a kernel without DCCP (Linux 6.16 on) the tunnel's own default: what
+# stands in for DCCP, TFRC's equation over TCP (MulTFRC, n = 1).
+if lib_have_dccp; then
+	TRANSPORT=${TUNNEL_TRANSPORT-dccp-ccid2}
+else
+	lib_log "no DCCP here ($LIB_DCCP_WHY)"
+	TRANSPORT=${TUNNEL_TRANSPORT-}
+fi
+lib_log "transport ${TRANSPORT:-the default}"
+# the transport option of both ends: none for the default
+TARGS=(${TRANSPORT:+--transport "$TRANSPORT"})
 case $TRANSPORT in
+"")	if lib_have_dccp; then
+		LISTEN_PROTO=dccp
+	else
+		LISTEN_PROTO=tcp
+		lib_require_module tcp_multfrc
+	fi ;;
 dccp*)	LISTEN_PROTO=dccp ;;
 multfrc*)
 	# the named instances multfrc:N asks for (Documentation/multfrc.rst)
@@ -103,13 +119,13 @@ start_pair() {
 	shift
 	cargs=("$@")
 	nsbg d1 "$TSM" tunnel server --listen "$port" --interval 0.2 \
-		--transport "$TRANSPORT" \
+		"${TARGS[@]}" \
 		--stats "$TMPD/$tag.srv.json" "${sargs[@]}" \
 		> "$TMPD/$tag.srv.out" 2> "$TMPD/$tag.srv.err"
 	SRV=$!
 	lib_wait_listen d1 "$port" "$LISTEN_PROTO" || return 1
 	nsbg s1 "$TSM" tunnel client --interval 0.2 \
-		--transport "$TRANSPORT" \
+		"${TARGS[@]}" \
 		--stats "$TMPD/$tag.cli.json" "${cargs[@]}" \
 		> "$TMPD/$tag.cli.out" 2> "$TMPD/$tag.cli.err"
 	CLI=$!
@@ -176,6 +192,15 @@ run_intact() { # TAG FAMILY PEER UDP TO SINK_ADDR SINK_PORT N
 		= "$n $n/$n"
 }
 run_intact ipv4 4 "$IP4_d1:7000" 127.0.0.1:7001 127.0.0.1:9000 127.0.0.1 9000 300
+if [ -z "$TRANSPORT" ] && ! lib_have_dccp; then
+	# the default, without DCCP: said once by each end, in one line
+	for end in cli srv; do
+		lib_check "no DCCP: the $end's one line: over TCP with TFRC's equation" \
+			test "$(grep -c "^tsm tunnel [a-z]*: DCCP not in this kernel (socket: E[A-Z]*): over TCP with TFRC's equation (MulTFRC, n = 1) instead, the same bounded queue$" "$TMPD/ipv4.$end.err")" = 1
+	done
+	lib_check "no DCCP: the statistics name the transport multfrc" \
+		test "$(jf "$TMPD/ipv4.cli.final" "d['transport']")" = multfrc
+fi
 run_intact ipv6 6 "[$IP6_d1]:7000" "[::1]:7001" "[::1]:9000" ::1 9000 100
 lib_topo_down
 
@@ -223,15 +248,16 @@ nsbg d1 "$PYTHON" "$APP" sink 127.0.0.1 9200 --out "$TMPD/rs.sink" --idle 60
 sink=$!
 if start_pair rs 7200 -- --peer "$IP4_d1:7200" --udp 127.0.0.1:7201 \
 	--to 127.0.0.1:9200; then
-	# 100 x 120 B per second for 8 s
+	# 100 x 120 B per second for 12 s: the new client, which probes the
+	# kernel for its default transport, starts in time under TCG
 	lib_nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7201 --rate 100 --size 120 \
-		--count 800 &
+		--count 1200 &
 	app=$!
 	sleep 1
 	kill -KILL "$SRV"
 	sleep 1
 	nsbg d1 "$TSM" tunnel server --listen 7200 --interval 0.2 \
-		--transport "$TRANSPORT" \
+		"${TARGS[@]}" \
 		--stats "$TMPD/rs.srv.json" > "$TMPD/rs.srv.out" \
 		2> "$TMPD/rs.srv.err"
 	SRV=$!
@@ -248,7 +274,7 @@ if start_pair rs 7200 -- --peer "$IP4_d1:7200" --udp 127.0.0.1:7201 \
 	# the killed client's last statistics must not pass for the new one's
 	rm -f "$TMPD/rs.cli.json"
 	nsbg s1 "$TSM" tunnel client --interval 0.2 --stats "$TMPD/rs.cli.json" \
-		--transport "$TRANSPORT" \
+		"${TARGS[@]}" \
 		--peer "$IP4_d1:7200" --udp 127.0.0.1:7201 --to 127.0.0.1:9200 \
 		> "$TMPD/rs.cli.out" 2> "$TMPD/rs.cli.err"
 	CLI=$!
@@ -310,7 +336,7 @@ else
 	kill $sink
 fi
 nsbg s1 "$TSM" tunnel client --peer "$IP4_d1:7300" --udp 7301 \
-	--transport "$TRANSPORT" \
+	"${TARGS[@]}" \
 	--to "$IP4_d1:9300" --redirect-port 9300 > /dev/null 2>&1
 CLI=$!
 for i in $(seq 50); do

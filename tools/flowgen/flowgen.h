@@ -146,6 +146,8 @@ void parse_opts(int argc, char **argv, struct opts *o);
 int open_server(const struct opts *o);
 int connect_client(const struct opts *o);
 void tltcp_attach(int fd);
+/* Exits, saying so, if the kernel has no DCCP for the family. */
+void dccp_require(int family);
 void tltcp_get_info(struct results *r, int fd);
 void set_window_clamp(const struct opts *o, int fd);
 void sample_tcp_info(int fd, struct interval *iv);

@@ -259,6 +259,8 @@ static void check_transport(const struct opts *o, const struct given *g)
 static void check_flow(struct opts *o, const struct given *g)
 {
 	if (o->proto == P_DCCP) {
+		/* before anything listens or connects */
+		dccp_require(o->family == AF_INET6 ? AF_INET6 : AF_INET);
 		if (!o->ccid)
 			o->ccid = 2;
 		if (!g->len)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dccp_probe.h"
 #include "flowgen.h"
 #include "tltcp_msg.h"
 
@@ -52,16 +53,30 @@ static void tltcp_probe(int fd)
 		cli_die("tltcp not available: modprobe tltcp");
 }
 
+/*
+ * -P dccp where a DCCP socket does not open: refused, saying why: the
+ * module is not loaded (socket() does not load it), or the kernel has
+ * none (no module file: Linux removed DCCP in 6.16).
+ */
+void dccp_require(int family)
+{
+	int err = dccp_probe(family);
+
+	if (err && dccp_errno_absent(err) && dccp_module_file())
+		cli_die("DCCP not available: modprobe %s",
+			family == AF_INET6 ? "dccp_ipv6" : "dccp_ipv4");
+	if (err && dccp_errno_absent(err))
+		cli_die("-P dccp: DCCP is not in this kernel (socket: %s; Linux removed it in 6.16): for TFRC's equation over TCP use -P tcp -C multfrc",
+			strerrorname_np(err) ?: strerror(err));
+}
+
 /* socket() for the transport, with a hint when its module is missing. */
 static int open_socket(const struct opts *o, int family, int type, int proto)
 {
 	int fd = socket(family, type, proto);
 
-	if (fd < 0 && o->proto == P_DCCP &&
-	    (errno == ESOCKTNOSUPPORT || errno == EPROTONOSUPPORT ||
-	     errno == EAFNOSUPPORT))
-		cli_die("DCCP not available: modprobe %s",
-			family == AF_INET6 ? "dccp_ipv6" : "dccp_ipv4");
+	if (fd < 0 && o->proto == P_DCCP && dccp_errno_absent(errno))
+		dccp_require(family);
 	if (fd < 0 && o->proto == P_SCTP &&
 	    (errno == ESOCKTNOSUPPORT || errno == EPROTONOSUPPORT))
 		cli_die("SCTP not available: modprobe sctp");

@@ -45,7 +45,7 @@
 
 #include "tsm.h"
 
-#define CHAIN_MAX	4	/* the row's choice, default, reno, spare */
+#define CHAIN_MAX	8	/* the row's choices and fallbacks (select.c) */
 #define PREFIX		"tsm_preload: "
 
 static char chain[CHAIN_MAX][TSM_NAME_LEN];	/* best first */

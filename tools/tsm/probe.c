@@ -34,8 +34,14 @@
 
 #define CAP_NET_ADMIN_BIT	12
 
-/* Algorithms the mapping table may choose, looked for as module files. */
-static const char *const table_cc[] = { "bbr", "cubic", "reno_tw", "multfrc" };
+/*
+ * Algorithms the mapping table and its fallbacks may choose, looked for as
+ * module files: tcp_lp and tcp_vegas are the kernel's low-priority
+ * algorithms, a Scavenger's fallbacks.
+ */
+static const char *const table_cc[] = {
+	"bbr", "cubic", "reno_tw", "multfrc", "lp", "vegas",
+};
 
 static int read_text(const char *path, char *buf, size_t len)
 {
@@ -140,6 +146,12 @@ static uint32_t parse_milli(const char *s)
 	return v > 0 ? (uint32_t)(v * 1000 + 0.5) : 0;
 }
 
+/*
+ * DCCP is loaded if a DCCP socket opens, loadable if not but its module
+ * file is there (socket() does not load dccp_ipv4: it has no alias), and
+ * absent otherwise, as from Linux 6.16 on.  No kernel version is looked
+ * at; the errno of socket() is kept for the explanation.
+ */
 static void probe_dccp(struct tsm_offer *off, const char *moddep)
 {
 	uint8_t ccids[8];
@@ -149,6 +161,7 @@ static void probe_dccp(struct tsm_offer *off, const char *moddep)
 
 	fd = socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP);
 	if (fd < 0) {
+		off->dccp_err = errno;
 		off->dccp = moddep && module_file(moddep, "dccp_ipv4") ?
 			    TSM_LOADABLE : TSM_ABSENT;
 		return;

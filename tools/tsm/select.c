@@ -34,7 +34,7 @@
 static const enum tsm_transport chains[][3] = {
 	[TSM_REL_FULL] = { TSM_TCP, TSM_SCTP, TSM_TLTCP },
 	[TSM_REL_PARTIAL] = { TSM_TLTCP, TSM_SCTP },
-	[TSM_REL_NONE] = { TSM_DCCP, TSM_SCTP },
+	[TSM_REL_NONE] = { TSM_DCCP, TSM_SCTP, TSM_TCP },
 };
 
 /* Table 2: what each candidate offers. */
@@ -188,74 +188,54 @@ static const char *cc_unusable(const char *name, const struct tsm_policy *pol,
 	return "absent";
 }
 
+#define CC_CHAIN_LEN	8
+
+/*
+ * Table 3's fallbacks: never more aggressive than what was asked
+ * (Documentation/tsm.rst).  Less than one flow's share falls back to the
+ * kernel's low-priority algorithms, then reno; one flow's share with
+ * TFRC's smooth rate to reno, the flow TFRC's equation models; a single
+ * flow's algorithm (bbr, cubic, reno_tw) and more than one flow's share
+ * to cubic, then reno.  Only the Default profile takes the kernel's
+ * default, the administrator's choice; nothing falls back to bbr.
+ */
+static const char *const below_one[] = { "lp", "vegas", "reno", NULL };
+static const char *const one_flow[] = { "reno", NULL };
+static const char *const one_or_more[] = { "cubic", "reno", NULL };
+
 struct cc_pick {
-	const char *names[4];
+	const char *names[CC_CHAIN_LEN];	/* best first */
+	double gives[CC_CHAIN_LEN];	/* the n each name gives, 0: none */
+	bool own[CC_CHAIN_LEN];		/* the row's choice, no fallback */
+	int n;
 	char buf[2][TSM_NAME_LEN];
-	double weight;			/* n the first names give */
-	char why[192];
+	double weight;			/* the n asked for, 0: none */
+	char why[192];			/* the table's row */
+	char policy_why[192];		/* names[0] is the policy's */
 };
 
-/* Table 3: the congestion control of TCP and TLTCP, best first. */
-static void cc_rows(const struct tsm_req *req, const struct norm *n,
-		    const struct tsm_policy *pol, const struct tsm_offer *off,
-		    struct cc_pick *p)
+static void add_name(struct cc_pick *p, const char *name, double gives)
 {
-	const typeof(pol->profile[0]) *pp = pol ? &pol->profile[req->profile] :
-					    NULL;
-	int64_t long_delay = pol && pol->long_delay_ms ? pol->long_delay_ms :
-			     TSM_LONG_DELAY_MS;
-	char w[8];
-	double wt;
+	if (p->n < CC_CHAIN_LEN) {
+		p->gives[p->n] = gives;
+		p->own[p->n] = false;
+		p->names[p->n++] = name;
+	}
+}
 
-	memset(p, 0, sizeof(*p));
-	if (n->weight != 1) {
-		wt = n->weight;
-		snprintf(p->why, sizeof(p->why), "weight %g", wt);
-		goto multfrc;
-	}
-	if (pp && pp->cc[0]) {
-		p->names[0] = pp->cc;
-		snprintf(p->why, sizeof(p->why), "policy for %s, %s:%d",
-			 tsm_profile_name(req->profile), pol->path,
-			 pp->cc_line);
-		return;
-	}
-	if ((pp && pp->weight) || req->profile == TSM_PROF_SCAVENGER) {
-		wt = pp && pp->weight ? pp->weight : TSM_SCAVENGER_WEIGHT;
-		snprintf(p->why, sizeof(p->why), "%s, weight %g",
-			 tsm_profile_name(req->profile), wt);
-		goto multfrc;
-	}
-	if (req->path_delay_ms >= long_delay) {
-		p->names[0] = "reno_tw";
-		snprintf(p->why, sizeof(p->why),
-			 "path delay %lld ms >= %lld ms",
-			 (long long)req->path_delay_ms, (long long)long_delay);
-		return;
-	}
-	switch (req->profile) {
-	case TSM_PROF_INTERACTIVE:
-	case TSM_PROF_NON_INTERACTIVE:
-		p->names[0] = "bbr";
-		snprintf(p->why, sizeof(p->why), "%s: short queues",
-			 tsm_profile_name(req->profile));
-		return;
-	case TSM_PROF_CONSTANT_RATE:
-		wt = 1;
-		snprintf(p->why, sizeof(p->why),
-			 "Constant-Rate Streaming: smooth rate");
-		goto multfrc;
-	case TSM_PROF_CAPACITY_SEEKING:
-		p->names[0] = "cubic";
-		snprintf(p->why, sizeof(p->why), "Capacity-Seeking");
-		return;
-	default:
-		/* Default: the administrator's system-wide choice. */
-		p->names[0] = off->default_cc[0] ? off->default_cc : "reno";
-		snprintf(p->why, sizeof(p->why), "kernel default");
-		return;
-	}
-multfrc:
+static void add_chain(struct cc_pick *p, const char *const *chain)
+{
+	for (; *chain; chain++)
+		add_name(p, *chain, 0);
+}
+
+/* MulTFRC as n flows, with the fallbacks of that share. */
+static void multfrc_row(struct cc_pick *p, const struct tsm_offer *off,
+			double wt)
+{
+	int first = p->n;
+	char w[8];
+
 	p->weight = wt;
 	tsm_format_weight(w, sizeof(w), wt);
 	snprintf(p->buf[0], sizeof(p->buf[0]), "multfrc_%s", w);
@@ -265,60 +245,160 @@ multfrc:
 	 * as it is the one a module loaded on use registers.
 	 */
 	if (off->multfrc_n_milli ?
-	    off->multfrc_n_milli == lround(wt * 1000) : wt == 1) {
-		p->names[0] = "multfrc";
-		p->names[1] = p->buf[0];
-	} else {
-		p->names[0] = p->buf[0];
-	}
+	    off->multfrc_n_milli == lround(wt * 1000) : wt == 1)
+		add_name(p, "multfrc", wt);
+	add_name(p, p->buf[0], wt);
+	for (; first < p->n; first++)
+		p->own[first] = true;
+	add_chain(p, wt < 1 ? below_one : wt == 1 ? one_flow : one_or_more);
+}
+
+static void single_row(struct cc_pick *p, const char *name,
+		       const char *const *chain)
+{
+	add_name(p, name, 0);
+	p->own[p->n - 1] = true;
+	add_chain(p, chain);
 }
 
 /*
- * Picks the first usable algorithm of the row, then the kernel default,
- * then reno (built into every kernel).  Returns false if none is usable.
+ * Table 3 without the policy's algorithm for the profile: the row and
+ * its fallbacks.  tfrc: TCP stands in for DCCP where Table 4 would give
+ * CCID 3, so TFRC's equation stands in for CCID 3.
+ */
+static void cc_table(const struct tsm_req *req, const struct norm *n,
+		     const struct tsm_policy *pol, const struct tsm_offer *off,
+		     bool tfrc, struct cc_pick *p)
+{
+	const typeof(pol->profile[0]) *pp = pol ? &pol->profile[req->profile] :
+					    NULL;
+	int64_t long_delay = pol && pol->long_delay_ms ? pol->long_delay_ms :
+			     TSM_LONG_DELAY_MS;
+	double wt;
+
+	if (n->weight != 1) {
+		snprintf(p->why, sizeof(p->why), "weight %g", n->weight);
+		multfrc_row(p, off, n->weight);
+		return;
+	}
+	if ((pp && pp->weight) || req->profile == TSM_PROF_SCAVENGER) {
+		wt = pp && pp->weight ? pp->weight : TSM_SCAVENGER_WEIGHT;
+		snprintf(p->why, sizeof(p->why), "%s, weight %g",
+			 tsm_profile_name(req->profile), wt);
+		multfrc_row(p, off, wt);
+		return;
+	}
+	if (tfrc) {
+		snprintf(p->why, sizeof(p->why),
+			 "TFRC's equation for CCID 3's smooth rate");
+		multfrc_row(p, off, 1);
+		return;
+	}
+	if (req->path_delay_ms >= long_delay) {
+		snprintf(p->why, sizeof(p->why),
+			 "path delay %lld ms >= %lld ms",
+			 (long long)req->path_delay_ms, (long long)long_delay);
+		single_row(p, "reno_tw", one_or_more);
+		return;
+	}
+	switch (req->profile) {
+	case TSM_PROF_INTERACTIVE:
+	case TSM_PROF_NON_INTERACTIVE:
+		snprintf(p->why, sizeof(p->why), "%s: short queues",
+			 tsm_profile_name(req->profile));
+		single_row(p, "bbr", one_or_more);
+		return;
+	case TSM_PROF_CONSTANT_RATE:
+		snprintf(p->why, sizeof(p->why),
+			 "Constant-Rate Streaming: smooth rate");
+		multfrc_row(p, off, 1);
+		return;
+	case TSM_PROF_CAPACITY_SEEKING:
+		snprintf(p->why, sizeof(p->why), "Capacity-Seeking");
+		single_row(p, "cubic", one_flow);
+		return;
+	default:
+		/* Default: the administrator's system-wide choice. */
+		snprintf(p->why, sizeof(p->why), "kernel default");
+		single_row(p, off->default_cc[0] ? off->default_cc : "reno",
+			   one_flow);
+		return;
+	}
+}
+
+/* Table 3: the congestion control of TCP and TLTCP, best first. */
+static void cc_rows(const struct tsm_req *req, const struct norm *n,
+		    const struct tsm_policy *pol, const struct tsm_offer *off,
+		    bool tfrc, struct cc_pick *p)
+{
+	const typeof(pol->profile[0]) *pp = pol ? &pol->profile[req->profile] :
+					    NULL;
+
+	memset(p, 0, sizeof(*p));
+	/*
+	 * The policy's algorithm for the profile (an explicit weight wins
+	 * over it); if it cannot be used, the table's row and fallbacks.
+	 */
+	if (n->weight == 1 && pp && pp->cc[0]) {
+		add_name(p, pp->cc, 0);
+		snprintf(p->policy_why, sizeof(p->policy_why),
+			 "policy for %s, %s:%d",
+			 tsm_profile_name(req->profile), pol->path,
+			 pp->cc_line);
+		cc_table(req, n, pol, off, tfrc, p);
+		return;
+	}
+	cc_table(req, n, pol, off, tfrc, p);
+}
+
+/*
+ * Picks the first usable algorithm of the row and its fallbacks (which
+ * end in reno, built into every kernel).  Returns false if none is
+ * usable.
  */
 static bool pick_cc(const struct tsm_req *req, const struct norm *n,
 		    const struct tsm_policy *pol, const struct tsm_offer *off,
-		    struct tsm_choice *ch, char *note, size_t note_len)
+		    bool tfrc, struct tsm_choice *ch, char *note,
+		    size_t note_len)
 {
-	int i, j, k = 0, nrow = 0;
-	const char *chain[6];
 	enum tsm_state state;
 	struct cc_pick p;
 	const char *why;
+	int i, j;
 
-	cc_rows(req, n, pol, off, &p);
-	for (; nrow < 4 && p.names[nrow]; nrow++)
-		chain[k++] = p.names[nrow];
-	if (off->default_cc[0])
-		chain[k++] = off->default_cc;
-	chain[k++] = "reno";
-	for (i = 0; i < k; i++) {
-		for (j = 0; j < i && strcmp(chain[i], chain[j]); j++)
+	cc_rows(req, n, pol, off, tfrc, &p);
+	for (i = 0; i < p.n; i++) {
+		for (j = 0; j < i && strcmp(p.names[i], p.names[j]); j++)
 			;
 		if (j < i)
 			continue;	/* tried already */
 		state = TSM_ABSENT;
-		why = cc_unusable(chain[i], pol, off, &state);
+		why = cc_unusable(p.names[i], pol, off, &state);
 		if (why) {
 			tsm_append(note, note_len, "; fallback from %s (%s)",
-				   chain[i], why);
+				   p.names[i], why);
 			continue;
 		}
-		snprintf(ch->cc, sizeof(ch->cc), "%s", chain[i]);
+		snprintf(ch->cc, sizeof(ch->cc), "%s", p.names[i]);
 		ch->cc_state = state;
 		ch->cc_fallback = i > 0;
-		if (i < nrow) {
-			ch->weight = p.weight;
+		ch->weight = p.gives[i];
+		if (!i && p.policy_why[0])
 			tsm_append(ch->why, sizeof(ch->why), "; cc %s (%s)",
-				   ch->cc, p.why);
-		} else {
-			tsm_append(ch->why, sizeof(ch->why), "; cc %s", ch->cc);
-			if (p.weight && p.weight != 1)
-				tsm_append(note, note_len,
-					   "; weight %g not honoured",
-					   p.weight);
-		}
+				   ch->cc, p.policy_why);
+		else
+			tsm_append(ch->why, sizeof(ch->why), "; cc %s (%s%s)",
+				   ch->cc, p.own[i] ? "" : "fallback for ",
+				   p.why);
+		if (!p.own[i] && !(!i && p.policy_why[0]) && p.weight &&
+		    p.weight != 1 && ch->weight != p.weight)
+			tsm_append(note, note_len,
+				   "; %sweight %g not honoured: %s",
+				   p.weight > 1 ? "warning: " : "", p.weight,
+				   p.weight > 1 ? "one flow's share" :
+				   strcmp(ch->cc, "reno") ?
+				   "a low-priority algorithm" :
+				   "one flow's share, the least there is");
 		if (state == TSM_LOADABLE)
 			tsm_append(ch->why, sizeof(ch->why), ", loaded on use");
 		return true;
@@ -326,18 +406,24 @@ static bool pick_cc(const struct tsm_req *req, const struct norm *n,
 	return false;
 }
 
+/* Table 4's preference: 2 or 3. */
+static int ccid_pref(const struct tsm_req *req, const struct tsm_policy *pol)
+{
+	if (pol && pol->profile[req->profile].ccid)
+		return pol->profile[req->profile].ccid;
+	if (req->profile == TSM_PROF_CONSTANT_RATE ||
+	    req->profile == TSM_PROF_INTERACTIVE)
+		return 3;	/* TFRC: a smooth rate */
+	return 2;
+}
+
 /* Table 4: DCCP's CCID. */
 static bool pick_ccid(const struct tsm_req *req, const struct tsm_policy *pol,
 		      const struct tsm_offer *off, struct tsm_choice *ch,
 		      char *note, size_t note_len)
 {
-	int pref = 2, i, c;
+	int pref = ccid_pref(req, pol), i, c;
 
-	if (pol && pol->profile[req->profile].ccid)
-		pref = pol->profile[req->profile].ccid;
-	else if (req->profile == TSM_PROF_CONSTANT_RATE ||
-		 req->profile == TSM_PROF_INTERACTIVE)
-		pref = 3;	/* TFRC: a smooth rate */
 	for (i = 0; i < 2; i++) {
 		c = i ? 5 - pref : pref;
 		if (off->ccid[c]) {
@@ -376,8 +462,10 @@ static const char *unavailable(enum tsm_transport t, const struct tsm_req *req,
 			return "PR-SCTP disabled: sysctl net.sctp.prsctp_enable=1";
 		return NULL;
 	case TSM_DCCP:
+		if (off->dccp == TSM_LOADABLE)
+			return "module not loaded: modprobe dccp_ipv4";
 		if (off->dccp != TSM_LOADED)
-			return "not available: modprobe dccp_ipv4";
+			return "not in this kernel";
 		return NULL;
 	default:
 		return NULL;
@@ -391,6 +479,7 @@ static bool tune(const struct tsm_req *req, const struct norm *n,
 {
 	bool tcp = ch->transport == TSM_TCP || ch->transport == TSM_TLTCP;
 	size_t l = sizeof(ch->why);
+	bool tfrc;
 	char *w = ch->why;
 
 	snprintf(w, l, "%s: ", tsm_transport_name(ch->transport));
@@ -400,6 +489,8 @@ static bool tune(const struct tsm_req *req, const struct norm *n,
 		tsm_append(w, l, "partial reliability with %lld ms %slifetime",
 			   (long long)req->msg_lifetime_ms,
 			   ch->transport == TSM_SCTP ? "PR-SCTP " : "");
+	else if (ch->transport == TSM_TCP)
+		tsm_append(w, l, "no reliability asked, full given");
 	else
 		tsm_append(w, l, "no reliability%s",
 			   ch->transport == TSM_SCTP ?
@@ -435,7 +526,11 @@ static bool tune(const struct tsm_req *req, const struct norm *n,
 		break;
 	}
 	if (tcp) {
-		if (!pick_cc(req, n, pol, off, ch, note, note_len))
+		/* TCP in DCCP's place keeps CCID 3's TFRC (tsm.rst). */
+		tfrc = ch->transport == TSM_TCP &&
+		       req->reliability == TSM_REL_NONE &&
+		       ccid_pref(req, pol) == 3;
+		if (!pick_cc(req, n, pol, off, tfrc, ch, note, note_len))
 			return false;
 		ch->nodelay = req->profile == TSM_PROF_INTERACTIVE;
 		if (ch->nodelay)

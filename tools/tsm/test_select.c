@@ -26,6 +26,24 @@
 		"default=cubic multfrc_n=1 tltcp dccp=2,3 sctp"
 /* Debian's stock kernel: no project module, DCCP and SCTP not loaded. */
 #define STOCK	"cc=cubic,reno,bbr:restricted default=cubic"
+/*
+ * Machines without the project's modules, as tsm probe sees them: Debian
+ * 12's 6.1 for a user (DCCP loads on the probe's socket; bbr, tcp_lp and
+ * tcp_vegas are modules that TCP_CONGESTION loads only for
+ * CAP_NET_ADMIN), the same kernel for root, a kernel without DCCP
+ * (6.16 and later) for a user and for root, and the machine of issue 18
+ * (default bbr, cubic not allowed).
+ */
+#define DEB_CC	"cc=reno,cubic,bbr:loadable,lp:loadable,vegas:loadable"
+#define DEB	DEB_CC " default=cubic"
+#define DEB_USER	DEB " dccp=2,3"
+#define DEB_ROOT	"priv " DEB " dccp=2,3"
+#define NODCCP_USER	DEB
+#define NODCCP_ROOT	"priv " DEB
+#define BBR_HOST	"priv cc=reno,bbr,cubic:restricted default=bbr"
+/* ... and with the project's modules installed, not loaded. */
+#define NODCCP_MODS	"priv " DEB_CC ",multfrc:loadable,reno_tw:loadable " \
+			"default=cubic tltcp=loadable"
 
 struct tcase {
 	const char *name;
@@ -106,12 +124,36 @@ static const struct tcase cases[] = {
 	{ "T3 none, perMsgReliability required: SCTP",
 	  "rel=none permsg=require", ALL, NULL, "transport=SCTP|pr=rtx" },
 	{ "T3 fallback: DCCP absent: SCTP", "rel=none", "cc=reno sctp", NULL,
-	  "transport=SCTP|pr=rtx|why~fallback from DCCP (not available: modprobe dccp_ipv4)" },
-	{ "T3 none, order required, no SCTP: refused, never UDP",
+	  "transport=SCTP|pr=rtx|why~fallback from DCCP (not in this kernel)" },
+	{ "T3 fallback: DCCP loadable, not loaded: says modprobe",
+	  "rel=none", "cc=reno dccp=loadable sctp", NULL,
+	  "transport=SCTP|why~fallback from DCCP (module not loaded: modprobe dccp_ipv4)" },
+	{ "T3 none, order required, no SCTP: TCP, never UDP",
 	  "rel=none order=require", "cc=reno dccp=2,3", NULL,
-	  "error=EPROTONOSUPPORT|msg~DCCP does not preserve order|msg~SCTP not available" },
-	{ "T3 none, nothing offered: refused, never UDP", "rel=none", STOCK,
-	  NULL, "error=EPROTONOSUPPORT|msg~DCCP not available" },
+	  "transport=TCP|row=3|cc=reno|why~TCP: no reliability asked, full given" },
+	{ "T3 none, no DCCP, no SCTP: TCP with the kernel default",
+	  "rel=none", STOCK, NULL,
+	  "transport=TCP|row=3|cc=cubic|why~fallback from DCCP (not in this kernel)" },
+	{ "T3 none, boundaries required, nothing offered: refused, never UDP",
+	  "rel=none bound=require", STOCK, NULL,
+	  "error=EPROTONOSUPPORT|msg~DCCP not in this kernel|msg~SCTP not available|msg~TCP does not preserve message boundaries" },
+	{ "T3 none, Constant-Rate, no DCCP: TFRC's equation over TCP",
+	  "rel=none prof=constant-rate", NODCCP_MODS, NULL,
+	  "transport=TCP|row=3|cc=multfrc|weight=1|why~TFRC's equation for CCID 3's smooth rate|why~loaded on use|why~fallback from DCCP (not in this kernel)" },
+	{ "T3 none, Interactive, no DCCP: TFRC's equation, no Nagle",
+	  "rel=none prof=interactive", NODCCP_MODS, NULL,
+	  "transport=TCP|cc=multfrc|weight=1|nodelay=1" },
+	{ "T3 none, policy ccid 3, no DCCP: TFRC's equation",
+	  "rel=none", NODCCP_MODS, "profile default ccid 3",
+	  "transport=TCP|cc=multfrc|weight=1" },
+	{ "T3 none, Default, no DCCP: CCID 2's stand-in, kernel default",
+	  "rel=none", NODCCP_MODS, NULL, "transport=TCP|cc=cubic" },
+	{ "T3 none, Constant-Rate, no DCCP, no MulTFRC: reno, said so",
+	  "rel=none prof=constant-rate", NODCCP_USER, NULL,
+	  "transport=TCP|cc=reno|weight=0|why~fallback from multfrc (absent)" },
+	{ "T3 none, Scavenger, no DCCP: weight honoured over TCP",
+	  "rel=none prof=scavenger", "priv " DEB_CC ",multfrc_0.5 default=cubic", NULL,
+	  "transport=TCP|cc=multfrc_0.5|weight=0.5" },
 	{ "T3 none, weight: not honoured, said so", "rel=none weight=2", ALL,
 	  NULL, "transport=DCCP|why~weight not honoured" },
 	{ "T3 none, max rate: not enforced, said so", "rel=none max=1000000",
@@ -123,12 +165,20 @@ static const struct tcase cases[] = {
 	{ "C1 fallback: no multfrc_2 instance, module n = 2: multfrc",
 	  "weight=2", "cc=cubic,reno,multfrc multfrc_n=2", NULL,
 	  "cc=multfrc|weight=2|why~cc multfrc (weight 2)" },
-	{ "C1 fallback: module's n is not the weight: instance, else default",
+	{ "C1 fallback: module's n is not the weight: instance, else reno",
 	  "weight=0.5", "cc=cubic,reno,multfrc multfrc_n=2", NULL,
-	  "cc=cubic|why~fallback from multfrc_0.5 (absent)" },
-	{ "C1 fallback: no instance for the weight: default, not honoured",
+	  "cc=reno|why~fallback from multfrc_0.5 (absent)" },
+	{ "C1 fallback: no instance for weight 3: cubic, with a warning",
 	  "weight=3", ALL, NULL,
-	  "cc=cubic|weight=0|why~weight 3 not honoured" },
+	  "cc=cubic|weight=0|why~warning: weight 3 not honoured: one flow's share" },
+	{ "C1 weight 3, default bbr: cubic, never bbr", "weight=3", BBR_HOST,
+	  NULL, "cc=cubic|why~warning: weight 3 not honoured" },
+	{ "C1 weight 3, cubic not allowed: reno, with a warning", "weight=3",
+	  "cc=reno,bbr,cubic:restricted default=bbr", NULL,
+	  "cc=reno|why~warning: weight 3 not honoured" },
+	{ "C1 weight 0.3, lp loaded: lp, not honoured", "weight=0.3",
+	  "cc=cubic,reno,lp,vegas", NULL,
+	  "cc=lp|weight=0|why~weight 0.3 not honoured: a low-priority algorithm" },
 	{ "C1 explicit weight wins over the policy's profile cc",
 	  "weight=2 prof=interactive", ALL, "profile interactive cc reno",
 	  "cc=multfrc_2" },
@@ -145,9 +195,23 @@ static const struct tcase cases[] = {
 	{ "C3 Scavenger, policy weight 0.25", "prof=scavenger",
 	  "cc=cubic,reno,multfrc_0.25", "profile scavenger weight 0.25",
 	  "cc=multfrc_0.25|weight=0.25" },
-	{ "C3 Scavenger, MulTFRC absent: default, not honoured",
+	{ "C3 Scavenger, MulTFRC absent: reno, not the default",
 	  "prof=scavenger", STOCK, NULL,
-	  "cc=cubic|why~fallback from multfrc_0.5 (absent)|why~not honoured" },
+	  "cc=reno|why~fallback from multfrc_0.5 (absent)|why~not honoured" },
+	{ "C3 Scavenger on issue 18's machine: reno, never bbr",
+	  "prof=scavenger", BBR_HOST, NULL,
+	  "cc=reno|why~fallback from lp (absent)|why~fallback from vegas (absent)" },
+	{ "C3 Scavenger, Debian user: lp needs CAP_NET_ADMIN: reno",
+	  "prof=scavenger", DEB_USER, NULL,
+	  "cc=reno|why~fallback from lp (module not loaded)" },
+	{ "C3 Scavenger, Debian root: tcp_lp loaded on use",
+	  "prof=scavenger", DEB_ROOT, NULL,
+	  "cc=lp|why~cc lp (fallback for Scavenger, weight 0.5), loaded on use" },
+	{ "C3 Scavenger, only vegas: vegas", "prof=scavenger",
+	  "cc=cubic,reno,vegas", NULL, "cc=vegas" },
+	{ "C3 Scavenger, policy weight 0.25 absent: lp", "prof=scavenger",
+	  "cc=cubic,reno,lp", "profile scavenger weight 0.25",
+	  "cc=lp|why~weight 0.25 not honoured" },
 	{ "C4 long delay: reno_tw", "delay=600", ALL, NULL,
 	  "cc=reno_tw|why~path delay 600 ms >= 400 ms" },
 	{ "C4 short delay: default", "delay=300", ALL, NULL, "cc=cubic" },
@@ -169,9 +233,24 @@ static const struct tcase cases[] = {
 	  NULL, "cc=bbr|nodelay=0" },
 	{ "C5 Constant-Rate Streaming: multfrc (n = 1)", "prof=constant-rate",
 	  ALL, NULL, "cc=multfrc|weight=1|why~smooth rate" },
-	{ "C5 Constant-Rate Streaming, module's n is 2: not multfrc",
+	{ "C5 Constant-Rate Streaming, module's n is 2: reno, not multfrc",
 	  "prof=constant-rate", "cc=cubic,reno,multfrc multfrc_n=2", NULL,
-	  "cc=cubic" },
+	  "cc=reno|why~fallback for Constant-Rate Streaming" },
+	{ "C5 Constant-Rate Streaming, default bbr: reno", "prof=constant-rate",
+	  BBR_HOST, NULL, "cc=reno" },
+	{ "C5 Capacity-Seeking, cubic absent: reno, not the default bbr",
+	  "prof=capacity-seeking", "cc=reno,bbr default=bbr", NULL,
+	  "cc=reno|why~fallback from cubic (absent)" },
+	{ "C5 Interactive, Debian user: bbr not loaded: cubic",
+	  "prof=interactive", DEB_USER, NULL,
+	  "cc=cubic|nodelay=1|why~fallback from bbr (module not loaded)" },
+	{ "C5 Interactive, Debian root: bbr loaded on use",
+	  "prof=interactive", DEB_ROOT, NULL, "cc=bbr|why~loaded on use" },
+	{ "C4 long delay, reno_tw absent, default bbr: cubic, never bbr",
+	  "delay=600", BBR_HOST, NULL, "cc=cubic" },
+	{ "C2 policy cc absent for Scavenger: the Scavenger chain",
+	  "prof=scavenger", "cc=cubic,reno,vegas", "profile scavenger cc nv",
+	  "cc=vegas|why~fallback from nv (absent)|why~fallback from multfrc_0.5" },
 	{ "C5 Constant-Rate Streaming, MulTFRC loadable, privileged",
 	  "prof=constant-rate", "priv cc=cubic,reno,multfrc:loadable", NULL,
 	  "cc=multfrc|weight=1|why~loaded on use" },
@@ -284,6 +363,72 @@ static const struct tcase cases[] = {
 	  "profile scavenger weight 0.25\nprofile constant-rate ccid 3\n"
 	  "profile Capacity-Seeking cc cubic\n",
 	  "transport=TCP|cc=cubic" },
+};
+
+/*
+ * Every profile's whole chain (Documentation/tsm.rst, Table 3's
+ * fallbacks): with every algorithm there, the choice, then the choice
+ * with that one gone, and so on until TCP has none left.  A chain never
+ * holds an algorithm more aggressive than what was asked, and bbr only
+ * where the row asks for it.
+ */
+#define EVERY_CC	"cc=reno,cubic,bbr,reno_tw,lp,vegas,multfrc,multfrc_0.3," \
+			"multfrc_0.5,multfrc_2"
+/* every algorithm, no DCCP, no SCTP: reliability none gets TCP */
+#define EVERY	"priv " EVERY_CC " default=cubic multfrc_n=1 tltcp"
+
+struct chain_case {
+	const char *name;
+	const char *req;
+	const char *offer;
+	const char *policy;
+	const char *chain;	/* the algorithms, best first */
+};
+
+static const struct chain_case chain_cases[] = {
+	{ "chain Default", "", EVERY, NULL, "cubic reno" },
+	{ "chain Default, kernel default bbr (the administrator's)", "",
+	  "priv " EVERY_CC " default=bbr", NULL, "bbr reno" },
+	{ "chain Scavenger", "prof=scavenger", EVERY, NULL,
+	  "multfrc_0.5 lp vegas reno" },
+	{ "chain Scavenger, kernel default bbr", "prof=scavenger",
+	  "priv " EVERY_CC " default=bbr", NULL, "multfrc_0.5 lp vegas reno" },
+	{ "chain Low Latency/Interactive", "prof=interactive", EVERY, NULL,
+	  "bbr cubic reno" },
+	{ "chain Low Latency/Non-Interactive", "prof=non-interactive", EVERY,
+	  NULL, "bbr cubic reno" },
+	{ "chain Constant-Rate Streaming", "prof=constant-rate", EVERY, NULL,
+	  "multfrc reno" },
+	{ "chain Capacity-Seeking", "prof=capacity-seeking", EVERY, NULL,
+	  "cubic reno" },
+	{ "chain Capacity-Seeking, kernel default bbr", "prof=capacity-seeking",
+	  "priv " EVERY_CC " default=bbr", NULL, "cubic reno" },
+	{ "chain weight 2", "weight=2", EVERY, NULL, "multfrc_2 cubic reno" },
+	{ "chain weight 2, kernel default bbr", "weight=2",
+	  "priv " EVERY_CC " default=bbr", NULL, "multfrc_2 cubic reno" },
+	{ "chain weight 0.3", "weight=0.3", EVERY, NULL,
+	  "multfrc_0.3 lp vegas reno" },
+	{ "chain long delay", "delay=600", EVERY, NULL, "reno_tw cubic reno" },
+	{ "chain policy cc for Interactive, then the row", "prof=interactive",
+	  EVERY, "profile interactive cc vegas", "vegas bbr cubic reno" },
+	{ "chain policy cc for Scavenger, then the row", "prof=scavenger",
+	  EVERY, "profile scavenger cc vegas", "vegas multfrc_0.5 lp reno" },
+	{ "chain policy weight for Default", "", EVERY,
+	  "profile default weight 2", "multfrc_2 cubic reno" },
+	{ "chain policy congestion list", "prof=scavenger", EVERY,
+	  "congestion multfrc reno cubic", "multfrc_0.5 reno" },
+	{ "chain none, no DCCP: Default over TCP", "rel=none", EVERY, NULL,
+	  "cubic reno" },
+	{ "chain none, no DCCP: Constant-Rate, TFRC's equation", "rel=none "
+	  "prof=constant-rate", EVERY, NULL, "multfrc reno" },
+	{ "chain none, no DCCP: Interactive, TFRC's equation, never bbr",
+	  "rel=none prof=interactive", EVERY, NULL, "multfrc reno" },
+	{ "chain none, no DCCP: Scavenger", "rel=none prof=scavenger", EVERY,
+	  NULL, "multfrc_0.5 lp vegas reno" },
+	{ "chain partial (TLTCP): Scavenger", "rel=partial life=200 "
+	  "prof=scavenger", EVERY, NULL, "multfrc_0.5 lp vegas reno" },
+	{ "chain partial (TLTCP): weight 2", "rel=partial life=200 weight=2",
+	  EVERY, NULL, "multfrc_2 cubic reno" },
 };
 
 /* "rel=partial life=200 ..." into a request; 0 or -1 (bad test). */
@@ -437,16 +582,73 @@ static bool run_case(const struct tcase *c, char *diag, size_t dlen)
 	return ok;
 }
 
+/* The offer without name, so that the next choice is what follows it. */
+static void drop_cc(struct tsm_offer *off, const char *name)
+{
+	int i;
+
+	for (i = 0; i < off->n_cc; i++) {
+		if (!strcmp(off->cc[i].name, name)) {
+			off->cc[i].state = TSM_ABSENT;
+			off->cc[i].allowed = false;
+		}
+	}
+}
+
+static bool run_chain(const struct chain_case *c, char *diag, size_t dlen)
+{
+	struct tsm_error err = { 0 };
+	char got[256] = "";
+	struct tsm_policy pol;
+	struct tsm_offer off;
+	struct tsm_choice ch;
+	struct tsm_req req;
+	int i;
+
+	if (parse_req(c->req, &req) || tsm_offer_parse(c->offer, &off, &err)) {
+		snprintf(diag, dlen, "bad requirement or offer");
+		return false;
+	}
+	tsm_policy_init(&pol);
+	if (c->policy && tsm_policy_parse(c->policy, "t.conf", &pol, &err)) {
+		snprintf(diag, dlen, "bad policy: %s", err.msg);
+		return false;
+	}
+	for (i = 0; i < 16; i++) {
+		if (tsm_select(&req, &pol, &off, &ch, &err) ||
+		    (ch.transport != TSM_TCP && ch.transport != TSM_TLTCP))
+			break;
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s",
+			 i ? " " : "", ch.cc);
+		drop_cc(&off, ch.cc);
+	}
+	if (!strcmp(got, c->chain))
+		return true;
+	snprintf(diag, dlen, "chain '%s', want '%s'", got, c->chain);
+	return false;
+}
+
 int main(void)
 {
-	unsigned int i, failed = 0;
+	unsigned int i, j, failed = 0;
 	char diag[1024];
 
-	printf("TAP version 13\n1..%zu\n", ARRAY_SIZE(cases));
+	printf("TAP version 13\n1..%zu\n",
+	       ARRAY_SIZE(cases) + ARRAY_SIZE(chain_cases));
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		bool ok = run_case(&cases[i], diag, sizeof(diag));
 
 		printf("%sok %u %s\n", ok ? "" : "not ", i + 1, cases[i].name);
+		if (!ok) {
+			printf("# %s\n", diag);
+			failed++;
+		}
+	}
+	for (j = 0; j < ARRAY_SIZE(chain_cases); j++) {
+		bool ok = run_chain(&chain_cases[j], diag, sizeof(diag));
+
+		printf("%sok %u %s\n", ok ? "" : "not ", ++i,
+		       chain_cases[j].name);
 		if (!ok) {
 			printf("# %s\n", diag);
 			failed++;

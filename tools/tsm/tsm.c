@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dccp_probe.h"
 #include "tsm.h"
 #include "tunnel.h"
 
@@ -251,6 +252,23 @@ static void print_choice(const struct tsm_choice *ch, bool kv)
 	printf("why=%s\n", ch->why);
 }
 
+/*
+ * Why there is no DCCP, from the probe's socket(), and what stands in for
+ * it (Documentation/tsm.rst): Linux 6.16 removed DCCP.
+ */
+static void print_dccp_absent(const struct tsm_offer *off)
+{
+	const char *name = strerrorname_np(off->dccp_err) ?: "?";
+
+	if (!off->dccp_err)
+		printf(" (not in this kernel)");
+	else if (dccp_errno_absent(off->dccp_err))
+		printf(" (socket: %s, not in this kernel)", name);
+	else
+		printf(" (socket: %s)", name);
+	printf("; without reliability tsm uses TCP, with TFRC's equation (MulTFRC, n = 1) where it would use CCID 3");
+}
+
 static int cmd_probe(const struct opts *o)
 {
 	struct tsm_error err = { 0 };
@@ -277,6 +295,8 @@ static int cmd_probe(const struct opts *o)
 	if (off.dccp == TSM_LOADED)
 		printf(", CCID%s%s", off.ccid[2] ? " 2" : "",
 		       off.ccid[3] ? " 3" : "");
+	if (off.dccp == TSM_ABSENT)
+		print_dccp_absent(&off);
 	printf("\nsctp: %s%s\n", tsm_state_name(off.sctp),
 	       off.sctp == TSM_LOADED ? off.prsctp ? ", PR-SCTP" :
 	       ", no PR-SCTP" : "");

@@ -103,6 +103,9 @@ struct tsm_offer {
 	uint32_t multfrc_n_milli;	/* n of "multfrc", 0 if unknown */
 	enum tsm_state tltcp;		/* the "tltcp" ULP */
 	enum tsm_state dccp;
+	int dccp_err;			/* errno of the probe's DCCP socket(),
+					 * 0 if it opened or was not tried
+					 */
 	bool ccid[4];			/* DCCP CCIDs the kernel has (2, 3) */
 	enum tsm_state sctp;
 	bool prsctp;			/* PR-SCTP enabled */

@@ -116,6 +116,13 @@ enum tun_send_result {
 /* tunnel_conn.c */
 int tun_transport_parse(const char *s, uint64_t lifetime_ns,
 			struct tun_transport *tp, struct tsm_error *err);
+/*
+ * The default: dccp-ccid3 where the kernel has DCCP with CCID 3; where
+ * not (Linux 6.16 removed DCCP), TFRC's equation over TCP with the same
+ * bounded queue, which err->msg then says in one line (err->code 0).
+ */
+int tun_transport_default(uint64_t lifetime_ns, struct tun_transport *tp,
+			  struct tsm_error *err);
 int tun_conn_init(struct tun_conn *c, int fd, const struct tun_transport *tp,
 		  unsigned int qmax, struct tun_stats *st,
 		  struct tsm_error *err);

@@ -39,7 +39,8 @@ static void usage(FILE *f)
 		"                  [--queue N] [--lifetime MS] [--stats FILE] [--interval S]\n"
 		"                  [--idle S] [--max-flows N]\n"
 		"       tsm tunnel cleanup [--redirect-port P]\n"
-		"transports: dccp-ccid3 (default), dccp-ccid2, tltcp, multfrc[:N], tcp\n");
+		"transports: dccp-ccid3 (default; without DCCP in the kernel multfrc,\n"
+		"            TFRC's equation over TCP), dccp-ccid2, tltcp, multfrc[:N], tcp\n");
 }
 
 /* "[ADDR:]PORT", "HOST:PORT", "[V6]:PORT"; a port 1..65535. */
@@ -205,8 +206,18 @@ static void check_cfg(struct tun_cfg *cfg, bool client)
 		cli_usage_error("server: --listen [ADDR:]PORT is required");
 	if ((cfg->redir.uid >= 0 || cfg->redir.cgroup) && !cfg->redir.port)
 		cli_usage_error("--redirect-uid and --redirect-cgroup need --redirect-port");
-	if (tun_transport_parse(cfg->transport,
-				cfg->lifetime_ms * 1000000, &cfg->tp, &err)) {
+	if (!cfg->transport) {
+		/* DCCP CCID 3, or what stands in for it: said in one line */
+		if (tun_transport_default(cfg->lifetime_ms * 1000000, &cfg->tp,
+					  &err)) {
+			fprintf(stderr, "tsm tunnel %s: %s\n", client ? "client" : "server", err.msg);
+			exit(1);
+		}
+		if (err.msg[0])
+			fprintf(stderr, "tsm tunnel %s: %s\n", client ? "client" : "server", err.msg);
+	} else if (tun_transport_parse(cfg->transport,
+				       cfg->lifetime_ms * 1000000, &cfg->tp,
+				       &err)) {
 		fprintf(stderr, "tsm tunnel: --transport: %s\n", err.msg);
 		exit(err.code == EINVAL ? 2 : 1);
 	}
@@ -219,7 +230,7 @@ static void parse(int argc, char **argv, struct tun_cfg *cfg, const char *sub)
 	bool need_host;
 	int c;
 
-	cfg->transport = "dccp-ccid3";
+	cfg->transport = NULL;	/* tun_transport_default() */
 	cfg->queue = 1;
 	cfg->lifetime_ms = 200;
 	cfg->redir.uid = -1;

@@ -148,6 +148,56 @@ int tun_transport_parse(const char *s, uint64_t lifetime_ns,
 	return multfrc_transport(s, n, tp, err);
 }
 
+int tun_transport_default(uint64_t lifetime_ns, struct tun_transport *tp,
+			  struct tsm_error *err)
+{
+	struct tsm_policy pol;
+	struct tsm_offer off;
+	struct tsm_req req;
+	const char *absent;
+	char sock[48];
+	int ret;
+
+	memset(err, 0, sizeof(*err));
+	ret = tsm_probe(&off, err);
+	if (ret)
+		return ret;
+	/* Loadable: as before, the connection says "modprobe dccp_ipv4". */
+	if ((off.dccp == TSM_LOADED && off.ccid[3]) ||
+	    off.dccp == TSM_LOADABLE)
+		return tun_transport_parse("dccp-ccid3", lifetime_ns, tp, err);
+	/*
+	 * The library's Table 3 for Constant-Rate Streaming: MulTFRC with
+	 * n = 1, TFRC's equation, and reno where it cannot be had (never a
+	 * more aggressive algorithm).  Over TCP the queue stays bounded as
+	 * over DCCP: the kernel holds one unsent datagram (TCP_NOTSENT_LOWAT),
+	 * --queue counts the rest, and what does not fit is dropped.
+	 */
+	tsm_req_init(&req);
+	req.profile = TSM_PROF_CONSTANT_RATE;
+	ret = tsm_policy_load(NULL, &pol, err);
+	if (!ret)
+		ret = tsm_select_cc(&req, &pol, &off, &tp->ch, err);
+	if (ret)
+		return ret;
+	memset(tp->name, 0, sizeof(tp->name));
+	snprintf(tp->name, sizeof(tp->name), "%s",
+		 strncmp(tp->ch.cc, "multfrc", 7) ? "tcp" : "multfrc");
+	tp->kind = TUN_TCP;
+	tp->lifetime_ns = 0;
+	absent = off.dccp != TSM_LOADED ? "DCCP not in this kernel" :
+		 "DCCP has no CCID 3";
+	snprintf(sock, sizeof(sock), " (socket: %s)",
+		 strerrorname_np(off.dccp_err) ?: "?");
+	if (tp->name[0] == 'm')
+		tsm_err(err, 0, "%s%s: over TCP with TFRC's equation (MulTFRC, n = 1) instead, the same bounded queue",
+			absent, off.dccp_err ? sock : "");
+	else
+		tsm_err(err, 0, "%s%s: over TCP with %s instead, the same bounded queue, without TFRC's smooth rate (no MulTFRC: modprobe tcp_multfrc)",
+			absent, off.dccp_err ? sock : "", tp->ch.cc);
+	return 0;
+}
+
 static int sopt_u32(int fd, int level, int name, uint32_t v, const char *what,
 		    struct tsm_error *err)
 {
