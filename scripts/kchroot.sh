@@ -37,6 +37,8 @@ exec unshare "${userns[@]}" --mount --propagation private -- sh -c '
 	done
 	ln -s /proc/self/fd "$root/dev/fd"
 	mkdir "$root/dev/pts" "$root/dev/shm"
+	mount -t devpts -o newinstance,ptmxmode=0666 devpts "$root/dev/pts" &&
+		ln -s pts/ptmx "$root/dev/ptmx"
 	mount -t proc proc "$root/proc" &&
 	mount --bind /tmp "$root/tmp" &&
 	mount --bind "$top" "$root$top" || exit 1

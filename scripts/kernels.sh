@@ -172,10 +172,15 @@ make_chroot() {
 chroot_install() {
 	local root=$1
 	shift
-	"$(dirname "$0")/kchroot.sh" "$root" sh -c \
+	local out
+	# apt's and the maintainer scripts' chatter only when it failed.
+	if ! out=$("$(dirname "$0")/kchroot.sh" "$root" sh -c \
 		'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		 apt-get install -y -qq --no-install-recommends "$@" >/dev/null' \
-		install "$@"
+		 apt-get install -y -qq --no-install-recommends "$@"' \
+		install "$@" 2>&1); then
+		echo "$out" | tail -20 >&2
+		return 1
+	fi
 }
 
 # Provide release $1 (image unpacked, headers in its build chroot).
