@@ -3,7 +3,8 @@
 # User-facing targets.  The kernel build itself is described in Kbuild.
 #
 #   make deps                install what the project needs (Debian 12)
-#   make [KVER=6.1|6.12]     build the modules for a Debian target kernel
+#   make [KVER=6.1|6.12|6.18|latest]
+#                            build the modules for a Debian target kernel
 #   make KDIR=<dir>          build against any kernel tree or headers
 #   make vm CMD='...'        run a command in a VM booting the target kernel
 #   make check               the whole test suite (deps, builds, unit tests,
@@ -37,8 +38,19 @@ KREL := $(shell cat $(KDIR)/include/config/kernel.release 2>/dev/null)
 else
 KVER ?= 6.1
 KREL := $(shell $(TOP)/scripts/kver.sh $(KVER) 2>/dev/null)
+# A kernel that scripts/kernels.sh unpacked (6.18, latest) has its headers
+# in a chroot of the Debian release that built it, with that release's
+# compiler and kbuild tools: the build runs there (scripts/kchroot.sh).
+RT_KCACHE ?= /var/cache/research-transports
+KROOT := $(if $(KREL),$(realpath $(RT_KCACHE)/kernels/$(KREL)/chroot))
+ifneq ($(KROOT),)
+KDIR := $(KROOT)/usr/src/linux-headers-$(KREL)
+KMAKE := $(TOP)/scripts/kchroot.sh $(KROOT) make -C /usr/src/linux-headers-$(KREL)
+else
 KDIR := /lib/modules/$(KREL)/build
 endif
+endif
+KMAKE ?= $(MAKE) -C $(KDIR)
 
 BUILD := $(TOP)/build
 KBUILD_DIR := $(BUILD)/$(KREL)
@@ -70,7 +82,7 @@ modules: kernel-ok
 	@for f in $(MOD_SOURCES); do d=$(KBUILD_DIR)/$$(dirname $$f); \
 		mkdir -p $$d && cp -rsf $(TOP)/$$f $$d/ || exit 1; done
 	@find $(KBUILD_DIR) -xtype l -delete
-	$(MAKE) -C $(KDIR) M=$(KBUILD_DIR) modules
+	$(KMAKE) M=$(KBUILD_DIR) modules
 	@echo "modules for $(KREL): $$(cd $(KBUILD_DIR) && find . -name '*.ko' | sort | tr '\n' ' ')"
 
 install: modules

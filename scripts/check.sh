@@ -12,7 +12,9 @@
 #   5. every selftest in a guest of each target kernel; a guest whose
 #      kernel log shows a WARN/BUG/... or a bad taint is a failed test
 #
-# Environment: CHECK_KERNELS (default "6.1 6.12"), SKIP_IS_FAIL=1 (count
+# Environment: CHECK_KERNELS (default "6.1 6.12 6.18 latest": Debian 12's
+# two, and the newest 6.18 and newest Debian kernel that scripts/kernels.sh
+# provides), SKIP_IS_FAIL=1 (count
 # skipped tests as failures; CI sets it), TARGETS (selftest directories for
 # the first kernel, default all), TARGETS_LATER (for the other kernels,
 # default those that test this project's modules: reno_tw, multfrc, tltcp,
@@ -25,7 +27,8 @@
 # "FAIRNESS_N=1,4" and "FAIRNESS_N=2": MulTFRC(1) and MulTFRC(4) against
 # as many Reno flows on the first kernel, MulTFRC(2) on the others, so
 # that each n of the test's default runs once and CI stays within 25
-# minutes).
+# minutes).  TARGETS_NEWER and ENV_NEWER (default: as for the second
+# kernel) choose them for the third kernel on.
 #
 # selftests/experiments runs its TEST_PROGS here, the DCP experiment's
 # short variant; 'make check-experiments' runs every experiment's.
@@ -34,7 +37,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 PY=${PYTHON:-python3}
-kernels=${CHECK_KERNELS:-6.1 6.12}
+kernels=${CHECK_KERNELS:-6.1 6.12 6.18 latest}
 out=$top/results/check
 rm -rf "$out"
 mkdir -p "$out"
@@ -104,7 +107,9 @@ all_targets=$(make -s --no-print-directory -C selftests print-targets)
 targets=${TARGETS:-$all_targets}
 guest_env=${ENV_FIRST-FAIRNESS_N=1,4}
 make_args=
+nk=0
 for k in $kernels; do
+	nk=$((nk + 1))
 	tap=$out/selftests-$k.tap
 	if ! rel=$(scripts/kver.sh "$k"); then
 		echo "not ok 1 kernel $k installed with headers" > "$tap"
@@ -124,9 +129,15 @@ for k in $kernels; do
 		sed 's/^/# /' "$out/vm-$k.log" >> "$tap"
 	fi
 	grep '^vm: ' "$out/vm-$k.log" >&2
-	targets=${TARGETS_LATER:-reno_tw multfrc tltcp}
+	later_targets=${TARGETS_LATER:-reno_tw multfrc tltcp}
+	later_env=${ENV_LATER-FAIRNESS_N=2}
+	targets=$later_targets
+	guest_env=$later_env
+	if [ $nk -ge 2 ]; then
+		targets=${TARGETS_NEWER:-$later_targets}
+		guest_env=${ENV_NEWER-$later_env}
+	fi
 	make_args="LATER=1"
-	guest_env=${ENV_LATER-FAIRNESS_N=2}
 done
 
 echo "# $(date +%T) done in $(( $(date +%s) - start ))s" >&2

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install everything this project needs on Debian 12 (bookworm): the two
-# target kernels (image + headers of the same version), the VM runner
+# Debian 12 target kernels (image + headers of the same version), the
+# newest 6.18 and the newest Debian kernel (scripts/kernels.sh: unpacked
+# into /var/cache/research-transports, built in a chroot), the VM runner
 # (virtme-ng, QEMU, busybox, kmod), the kernel source for checkpatch and the
 # kselftest headers, the networking tools and the plotting library.
 #
@@ -14,6 +16,8 @@
 #   DEPS_UPDATE=1   refresh apt's lists first (otherwise only done when a
 #                   package is missing or the lists are empty)
 #   DEPS_DRY_RUN=1  print what would be installed, install nothing
+#   KERNEL_TARGETS  the kernels scripts/kernels.sh provides (default
+#                   "6.18 latest"; empty: none)
 
 set -euo pipefail
 
@@ -41,6 +45,7 @@ fi
 BASE_PKGS=(
 	build-essential bc bison flex libelf-dev
 	qemu-system-x86 busybox-static kmod
+	mmdebstrap debian-archive-keyring
 	linux-source-6.1 xz-utils
 	iproute2 iputils-ping ethtool iperf3 bpftrace tcpdump procps psmisc nftables
 	python3 python3-pip python3-matplotlib
@@ -136,6 +141,18 @@ if ! $PY -c 'import matplotlib' 2>/dev/null; then
 		log "installing matplotlib from PyPI for $PY"
 		$SUDO $PY -m pip install -q --break-system-packages matplotlib 2>/dev/null ||
 		$SUDO $PY -m pip install -q matplotlib
+	fi
+fi
+
+# The kernels Debian 12 does not carry: newest 6.18, newest at all.
+if [ -n "${KERNEL_TARGETS-6.18 latest}" ]; then
+	if [ "${DEPS_DRY_RUN:-0}" = 1 ]; then
+		echo "would provide kernels: ${KERNEL_TARGETS-6.18 latest}"
+	else
+		$SUDO env KERNEL_TARGETS="${KERNEL_TARGETS-6.18 latest}" \
+			DEPS_UPDATE="${DEPS_UPDATE:-0}" \
+			${RT_KCACHE:+RT_KCACHE="$RT_KCACHE"} \
+			"$(dirname "$0")/kernels.sh"
 	fi
 fi
 

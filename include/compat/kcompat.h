@@ -26,6 +26,37 @@
 	struct sock *sk, const struct rate_sample *rs
 #endif
 
+/*
+ * KC_RECVMSG_ADDR_LEN: until 7.x struct proto's recvmsg() also takes
+ * int *addr_len (the length of the peer address it wrote to msg_name).
+ * Declare a recvmsg hook as "int f(KC_RECVMSG_ARGS)"; its body sees sk,
+ * msg, len and flags on every kernel, and passes KC_RECVMSG_ADDR_LEN_PTR
+ * (the caller's pointer, or NULL where there is none) to code that calls
+ * another protocol's recvmsg through kc_proto_recvmsg(), which drops it
+ * where the hook has no such parameter.
+ */
+#ifdef KC_RECVMSG_ADDR_LEN
+#define KC_RECVMSG_ARGS \
+	struct sock *sk, struct msghdr *msg, size_t len, int flags, \
+	int *addr_len
+#define KC_RECVMSG_ADDR_LEN_PTR	addr_len
+#else
+#define KC_RECVMSG_ARGS \
+	struct sock *sk, struct msghdr *msg, size_t len, int flags
+#define KC_RECVMSG_ADDR_LEN_PTR	NULL
+#endif
+
+static inline int kc_proto_recvmsg(struct proto *prot, struct sock *sk,
+				   struct msghdr *msg, size_t len, int flags,
+				   int *addr_len)
+{
+#ifdef KC_RECVMSG_ADDR_LEN
+	return prot->recvmsg(sk, msg, len, flags, addr_len);
+#else
+	return prot->recvmsg(sk, msg, len, flags);
+#endif
+}
+
 /* KC_ITER_IOV: the iovec array of an ITER_IOVEC iterator. */
 #ifdef KC_ITER_IOV
 #define kc_iter_iov(i)	iter_iov(i)
@@ -74,6 +105,24 @@ static inline int kc_tcp_send_page(struct sock *sk, struct page *page,
 	if (more)
 		flags |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
 	return do_tcp_sendpages(sk, page, offset, size, flags);
+#endif
+}
+
+/*
+ * KC_HRTIMER_SETUP: initialise an hrtimer with its callback.  Since 6.13
+ * hrtimer_setup() does both (and from 6.15 it is the only way); before,
+ * hrtimer_init() and then the function member.
+ */
+static inline void
+kc_hrtimer_setup(struct hrtimer *timer,
+		 enum hrtimer_restart (*function)(struct hrtimer *),
+		 clockid_t clock_id, enum hrtimer_mode mode)
+{
+#ifdef KC_HRTIMER_SETUP
+	hrtimer_setup(timer, function, clock_id, mode);
+#else
+	hrtimer_init(timer, clock_id, mode);
+	timer->function = function;
 #endif
 }
 

@@ -40,11 +40,11 @@ probe KC_CONG_CONTROL_ACK_FLAG net/tcp.h \
 probe KC_ITER_IOV linux/uio.h \
 	'iter_iov\(const struct iov_iter \*' \
 	'\n\s*const struct iovec \*iov;'
-# Until 6.5: struct proto has sendpage (sendfile() uses it).  Without it,
-# recvmsg is followed by splice_eof.
+# Until 6.5: struct proto has sendpage (sendfile() uses it); from 6.5
+# splice_eof instead.
 probe KC_PROTO_SENDPAGE net/sock.h \
 	'\(\*sendpage\)\(struct sock \*sk' \
-	'int \*addr_len\);\s*\n\s*void\s+\(\*splice_eof\)\(struct socket \*sock\);'
+	'\n\s*void\s+\(\*splice_eof\)\(struct socket \*sock\);'
 # Until 6.5: proto_ops has sendpage_locked (KCM and others write through it).
 probe KC_OPS_SENDPAGE_LOCKED linux/net.h \
 	'\(\*sendpage_locked\)\(struct sock \*sk' \
@@ -60,4 +60,13 @@ probe KC_SK_USE_TASK_FRAG net/sock.h \
 probe KC_TCP_SPLICE_PAGES linux/skbuff.h \
 	'ssize_t skb_splice_from_iter\(struct sk_buff \*skb' \
 	'int skb_append_pagefrags\(struct sk_buff \*skb, struct page \*page,'
+# 7.x: struct proto's recvmsg() lost its int *addr_len parameter.
+probe KC_RECVMSG_ADDR_LEN net/sock.h \
+	'\(\*recvmsg\)\(struct sock \*sk, struct msghdr \*msg,\s*size_t len, int flags, int \*addr_len\);' \
+	'\(\*recvmsg\)\(struct sock \*sk, struct msghdr \*msg,\s*size_t len, int flags\);'
+# 6.13: hrtimer_setup() sets a timer's function with its clock and mode;
+# hrtimer_init() (and assigning .function) went away in 6.15.
+probe KC_HRTIMER_SETUP linux/hrtimer.h \
+	'extern void hrtimer_setup\(struct hrtimer \*timer,' \
+	'extern void hrtimer_init\(struct hrtimer \*timer, clockid_t which_clock,'
 echo

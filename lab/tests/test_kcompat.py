@@ -19,8 +19,15 @@ def flags(tree):
     return set(out.split())
 
 
+KCACHE = os.environ.get("RT_KCACHE", "/var/cache/research-transports")
+
+
 def tree(pattern):
-    found = sorted(glob.glob(f"/usr/src/linux-headers-{pattern}-common"))
+    """Newest headers tree matching PATTERN, installed or in a build
+    chroot of scripts/kernels.sh."""
+    found = sorted(glob.glob(f"/usr/src/linux-headers-{pattern}-common") +
+                   glob.glob(f"{KCACHE}/chroot/*/usr/src/"
+                             f"linux-headers-{pattern}-common"))
     return found[-1] if found else None
 
 
@@ -43,14 +50,35 @@ class FeatureChecks(unittest.TestCase):
             self.skipTest("no 6.1 headers installed")
         # Debian's 6.1 carries sk_use_task_frag (a 6.2 change) backported.
         self.assertEqual({"-DKC_PROTO_SENDPAGE", "-DKC_OPS_SENDPAGE_LOCKED",
-                          "-DKC_SK_USE_TASK_FRAG"}, flags(t))
+                          "-DKC_SK_USE_TASK_FRAG", "-DKC_RECVMSG_ADDR_LEN"},
+                         flags(t))
 
     def test_6_12_flags(self):
         t = tree("6.12.*")
         if not t:
             self.skipTest("no 6.12 headers installed")
         self.assertEqual({"-DKC_CONG_CONTROL_ACK_FLAG", "-DKC_ITER_IOV",
-                          "-DKC_SK_USE_TASK_FRAG", "-DKC_TCP_SPLICE_PAGES"},
+                          "-DKC_SK_USE_TASK_FRAG", "-DKC_TCP_SPLICE_PAGES",
+                          "-DKC_RECVMSG_ADDR_LEN"},
+                         flags(t))
+
+    def test_6_18_flags(self):
+        t = tree("6.18.*")
+        if not t:
+            self.skipTest("no 6.18 headers (make deps provides them)")
+        self.assertEqual({"-DKC_CONG_CONTROL_ACK_FLAG", "-DKC_ITER_IOV",
+                          "-DKC_SK_USE_TASK_FRAG", "-DKC_TCP_SPLICE_PAGES",
+                          "-DKC_RECVMSG_ADDR_LEN", "-DKC_HRTIMER_SETUP"},
+                         flags(t))
+
+    def test_7_3_flags(self):
+        """7.3 dropped recvmsg's addr_len."""
+        t = tree("7.3.*")
+        if not t:
+            self.skipTest("no 7.3 headers (make deps provides them)")
+        self.assertEqual({"-DKC_CONG_CONTROL_ACK_FLAG", "-DKC_ITER_IOV",
+                          "-DKC_SK_USE_TASK_FRAG", "-DKC_TCP_SPLICE_PAGES",
+                          "-DKC_HRTIMER_SETUP"},
                          flags(t))
 
     def test_unknown_header_fails_closed(self):
@@ -61,7 +89,7 @@ class FeatureChecks(unittest.TestCase):
             self.skipTest("no headers installed")
         with tempfile.TemporaryDirectory() as d:
             for h in ("net/tcp.h", "net/sock.h", "linux/uio.h",
-                      "linux/net.h"):
+                      "linux/net.h", "linux/skbuff.h", "linux/hrtimer.h"):
                 os.makedirs(os.path.join(d, "include", os.path.dirname(h)),
                             exist_ok=True)
                 shutil.copy(os.path.join(t, "include", h),

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Run a command in a VM that boots an installed Debian kernel.
+"""Run a command in a VM that boots a Debian kernel: an installed one
+(/boot/vmlinuz-REL, /lib/modules/REL), or one that scripts/kernels.sh
+unpacked below $RT_KCACHE/kernels/REL (6.18, latest).
 
 The guest is a virtme-ng snapshot of this machine: it sees the host's file
 system (read-only, with throwaway overlays on /etc, /lib, /usr, /var, /tmp),
@@ -37,6 +39,7 @@ CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME",
                                     os.path.expanduser("~/.cache")),
                      "research-transports")
 KVM_PROBE_TIMEOUT = 45
+KCACHE = os.environ.get("RT_KCACHE", "/var/cache/research-transports")
 
 
 def log(msg):
@@ -48,8 +51,24 @@ def kvm_usable():
     return os.access("/dev/kvm", os.R_OK | os.W_OK)
 
 
+def kernel_paths(kernel):
+    """(image, modules directory) of a kernel release: installed, or
+    unpacked by scripts/kernels.sh (the image in boot/ or, from 7.x, beside
+    the modules).  (None, None) when neither has it."""
+    if os.path.exists(f"/boot/vmlinuz-{kernel}"):
+        return f"/boot/vmlinuz-{kernel}", f"/lib/modules/{kernel}"
+    root = os.path.join(KCACHE, "kernels", kernel)
+    mods = os.path.join(root, "usr", "lib", "modules", kernel)
+    if os.path.exists(os.path.join(root, ".ready")):
+        for img in (os.path.join(root, "boot", f"vmlinuz-{kernel}"),
+                    os.path.join(mods, "vmlinuz")):
+            if os.path.exists(img):
+                return img, mods
+    return None, None
+
+
 def vng_cmd(kernel, accel, args):
-    vmlinuz = f"/boot/vmlinuz-{kernel}"
+    vmlinuz, _ = kernel_paths(kernel)
     cmd = [shutil.which("vng") or "vng", "--run", vmlinuz,
            "--cpus", str(args.cpus), "--memory", args.memory]
     if accel == "tcg":
@@ -121,12 +140,12 @@ def pump(stream, sink):
     sink.close()
 
 
-def module_indexes(kernel, modules, state):
+def module_indexes(kernel, kdir, modules, state):
     """Write into STATE/modindex the indexes of KERNEL's modules plus the
     .ko files under MODULES, as depmod on the host sees them through a
-    tree of symlinks.  Returns the directory, or "" when depmod failed (the
-    guest then runs depmod itself)."""
-    kdir = f"/lib/modules/{kernel}"
+    tree of symlinks (KDIR: the kernel's own modules directory).  Returns
+    the directory, or "" when depmod failed (the guest then runs depmod
+    itself)."""
     base = os.path.join(state, "depmod")
     tree = os.path.join(base, "lib", "modules", kernel)
     out = os.path.join(state, "modindex")
@@ -253,8 +272,10 @@ def _report(state, problems, failure):
 
 def run(args):
     kernel = args.kernel
-    if not os.path.exists(f"/boot/vmlinuz-{kernel}"):
-        log(f"/boot/vmlinuz-{kernel} not found: run 'make deps'")
+    vmlinuz, kdir = kernel_paths(kernel)
+    if vmlinuz is None:
+        log(f"kernel {kernel}: neither /boot/vmlinuz-{kernel} nor "
+            f"{KCACHE}/kernels/{kernel}: run 'make deps'")
         return 1
     if not shutil.which("vng"):
         log("vng (virtme-ng) not found: run 'make deps'")
@@ -263,7 +284,7 @@ def run(args):
     results, state = _state_dir(args)
     accel = choose_accel(kernel, args)
     moddir = os.path.abspath(args.modules) if args.modules else ""
-    modindex = module_indexes(kernel, moddir, state) if moddir else ""
+    modindex = module_indexes(kernel, kdir, moddir, state) if moddir else ""
     guest = [os.path.join(HERE, "guest.sh"), state, moddir,
              str(args.timeout), modindex]
     cmd = vng_cmd(kernel, accel, args) + [

@@ -31,11 +31,22 @@ export VM_GUEST=1
 dmesg --follow --notime > "$state/kmsg" 2>/dev/null &
 kmsg_pid=$!
 
+# A kernel unpacked outside /lib/modules (scripts/kernels.sh) arrives as
+# a symlink that virtme made to the host's directory: make it a directory
+# of links to the host's files, so that extra/ and the indexes written
+# below stay in the guest.
+kmods=/lib/modules/$(uname -r)
+if [ -L "$kmods" ]; then
+	src=$(readlink -f "$kmods")
+	rm "$kmods" && mkdir -p "$kmods" && ln -s "$src"/* "$kmods"/
+fi
+
 if [ -n "$moddir" ] && [ -d "$moddir" ]; then
 	extra=/lib/modules/$(uname -r)/extra
 	mkdir -p "$extra"
 	find "$moddir" -name '*.ko' -exec cp {} "$extra/" \;
 	if [ -n "$modindex" ] && [ -s "$modindex/modules.dep.bin" ]; then
+		rm -f "/lib/modules/$(uname -r)"/modules.*
 		cp "$modindex"/modules.* "/lib/modules/$(uname -r)/"
 	else
 		depmod -a

@@ -177,8 +177,7 @@ int tltcp_buf_send(struct sock *sk, const struct tltcp_buf *b,
 /* tltcp_rx.c */
 void tltcp_rx_init(struct tltcp_ctx *ctx);
 void tltcp_rx_close(struct sock *sk, struct tltcp_ctx *ctx);
-int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
-		  int flags, int *addr_len);
+void tltcp_rx_proto(struct proto *prot);
 bool tltcp_rx_readable(struct sock *sk, struct tltcp_ctx *ctx, bool tcp_in);
 
 #endif /* _NET_TLTCP_H */

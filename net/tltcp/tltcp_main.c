@@ -306,7 +306,7 @@ static void tltcp_build_proto(int f, const struct proto *base,
 	*prot = *base;
 	prot->close = tltcp_close;
 	prot->sendmsg = tltcp_sendmsg;
-	prot->recvmsg = tltcp_recvmsg;
+	tltcp_rx_proto(prot);
 	prot->setsockopt = tltcp_setsockopt;
 	prot->getsockopt = tltcp_getsockopt;
 	prot->shutdown = tltcp_shutdown;

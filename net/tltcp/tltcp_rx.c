@@ -150,8 +150,8 @@ static int tltcp_rx_header(struct sock *sk, struct tltcp_ctx *ctx,
 	iov.iov_base = rx->hdr + rx->hdr_have;
 	iov.iov_len = TLTCP_HDR_LEN - rx->hdr_have;
 	iov_iter_kvec(&kmsg.msg_iter, ITER_DEST, &iov, 1, iov.iov_len);
-	ret = ctx->sk_proto->recvmsg(sk, &kmsg, iov.iov_len,
-				     bflags | MSG_WAITALL, addr_len);
+	ret = kc_proto_recvmsg(ctx->sk_proto, sk, &kmsg, iov.iov_len,
+			       bflags | MSG_WAITALL, addr_len);
 	if (ret < 0)
 		return ret;
 	if (!ret) {
@@ -204,8 +204,8 @@ static void tltcp_put_record(struct msghdr *msg, const struct tltcp_rx *rx,
 	put_cmsg(msg, SOL_TLTCP, type, sizeof(rec), &rec);
 }
 
-int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
-		  int flags, int *addr_len)
+static int tltcp_do_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
+			    int flags, int *addr_len)
 {
 	struct tltcp_ctx *ctx = tltcp_get_ctx(sk);
 	struct tltcp_rx *rx = &ctx->rx;
@@ -214,7 +214,8 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 	int err = 0;
 
 	if (flags & MSG_ERRQUEUE)
-		return ctx->sk_proto->recvmsg(sk, msg, len, flags, addr_len);
+		return kc_proto_recvmsg(ctx->sk_proto, sk, msg, len, flags,
+					addr_len);
 	if (flags & (MSG_OOB | MSG_PEEK | MSG_TRUNC))
 		return -EOPNOTSUPP;
 	if (!len)
@@ -271,9 +272,9 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 		if ((tl && copied) || copied == len)
 			break;
 		n = min_t(size_t, rx->left, len - copied);
-		ret = ctx->sk_proto->recvmsg(sk, msg, n,
-					     bflags | (flags & MSG_WAITALL),
-					     addr_len);
+		ret = kc_proto_recvmsg(ctx->sk_proto, sk, msg, n,
+				       bflags | (flags & MSG_WAITALL),
+				       addr_len);
 		if (ret < 0) {
 			err = ret;
 			break;
@@ -294,6 +295,17 @@ int tltcp_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 out:
 	tltcp_rx_unlock(rx);
 	return copied ? copied : err;
+}
+
+/* struct proto's recvmsg, with this kernel's signature (kcompat.h). */
+static int tltcp_recvmsg(KC_RECVMSG_ARGS)
+{
+	return tltcp_do_recvmsg(sk, msg, len, flags, KC_RECVMSG_ADDR_LEN_PTR);
+}
+
+void tltcp_rx_proto(struct proto *prot)
+{
+	prot->recvmsg = tltcp_recvmsg;
 }
 
 /* Framing before the next thing a read returns: a record in progress, or

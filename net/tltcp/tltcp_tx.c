@@ -589,8 +589,8 @@ void tltcp_tx_init(struct sock *sk, struct tltcp_ctx *ctx)
 
 	INIT_LIST_HEAD(&ctx->sendq);
 	INIT_WORK(&ctx->tx_work, tltcp_tx_work);
-	hrtimer_init(&ctx->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	ctx->timer.function = tltcp_timer_fn;
+	kc_hrtimer_setup(&ctx->timer, tltcp_timer_fn, CLOCK_MONOTONIC,
+			 HRTIMER_MODE_ABS_SOFT);
 	ctx->timer_at = TLTCP_NO_DEADLINE;
 	/* The HELLO opens our direction of the stream. */
 	tltcp_set_record(ctx, TLTCP_REC_HELLO, &hello, 0, 0);
