@@ -49,7 +49,7 @@ def kvm_usable():
 
 
 def vng_cmd(kernel, accel, args):
-    vmlinuz = f"/boot/vmlinuz-{kernel}"
+    vmlinuz = args.image or f"/boot/vmlinuz-{kernel}"
     cmd = [shutil.which("vng") or "vng", "--run", vmlinuz,
            "--cpus", str(args.cpus), "--memory", args.memory]
     if accel == "tcg":
@@ -253,7 +253,10 @@ def _report(state, problems, failure):
 
 def run(args):
     kernel = args.kernel
-    if not os.path.exists(f"/boot/vmlinuz-{kernel}"):
+    if args.image and not os.path.exists(args.image):
+        log(f"{args.image} not found")
+        return 1
+    if not args.image and not os.path.exists(f"/boot/vmlinuz-{kernel}"):
         log(f"/boot/vmlinuz-{kernel} not found: run 'make deps'")
         return 1
     if not shutil.which("vng"):
@@ -263,9 +266,13 @@ def run(args):
     results, state = _state_dir(args)
     accel = choose_accel(kernel, args)
     moddir = os.path.abspath(args.modules) if args.modules else ""
-    modindex = module_indexes(kernel, moddir, state) if moddir else ""
+    kmods = os.path.abspath(args.kmods) if args.kmods else ""
+    # A kernel that is not installed has no host indexes: the guest runs
+    # depmod over its (few) modules.
+    modindex = module_indexes(kernel, moddir, state) \
+        if moddir and not kmods else ""
     guest = [os.path.join(HERE, "guest.sh"), state, moddir,
-             str(args.timeout), modindex]
+             str(args.timeout), modindex, kmods]
     cmd = vng_cmd(kernel, accel, args) + [
         "--rwdir", results, "--exec", " ".join(shlex.quote(a) for a in guest)]
     log(f"booting {kernel} ({accel}), results in {results}")
@@ -305,6 +312,12 @@ def main():
                     help="kernel release, e.g. 6.1.0-56-amd64")
     ap.add_argument("--modules", help="directory with the .ko files to "
                     "install in the guest")
+    ap.add_argument("--image", help="boot this kernel image instead of "
+                    "/boot/vmlinuz-KERNEL (a kernel that is not installed, "
+                    "e.g. make check-debug's)")
+    ap.add_argument("--kmods", help="with --image: the root its modules "
+                    "were installed into (make modules_install "
+                    "INSTALL_MOD_PATH=...), holding lib/modules/KERNEL")
     ap.add_argument("--results", default="results",
                     help="directory shared read-write with the guest")
     ap.add_argument("--accel", choices=["auto", "kvm", "tcg"],
