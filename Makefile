@@ -8,6 +8,9 @@
 #   make vm CMD='...'        run a command in a VM booting the target kernel
 #   make check               the whole test suite (deps, builds, unit tests,
 #                            selftests in the 6.1 and 6.12 guests)
+#   make check-debug        the three modules' selftests and long fuzz runs
+#                            in a debug kernel (KASAN, lockdep, kmemleak,
+#                            UBSAN...) built from linux-source-6.12
 #   make check-experiments   every experiment's short variant and its
 #                            bounds (selftests/experiments), in the VM;
 #                            make check runs the DCP experiment's
@@ -52,7 +55,7 @@ VM := $(PYTHON) -m lab.vm
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
 	clean kernel-ok ksft tools experiment experiments check-experiments \
-	bench
+	bench check-debug
 
 TOOLS := tools/flowgen tools/tltcp_stream tools/tsm tools/tlbench
 
@@ -124,6 +127,12 @@ experiments:
 
 check:
 	@$(TOP)/scripts/check.sh
+
+# The three modules' selftests and the fuzzers, long, in a guest of a
+# KASAN/lockdep/kmemleak/UBSAN kernel built from linux-source-6.12 (cached
+# outside the tree): scripts/check-debug.sh.  Not part of make check.
+check-debug:
+	@$(TOP)/scripts/check-debug.sh
 
 BENCH_SECONDS ?= 5
 BENCH_REPEAT ?= 3

@@ -14,6 +14,8 @@
 #   DEPS_UPDATE=1   refresh apt's lists first (otherwise only done when a
 #                   package is missing or the lists are empty)
 #   DEPS_DRY_RUN=1  print what would be installed, install nothing
+#   DEPS_DEBUG=1    also the debug kernel's source, linux-source-6.12
+#                   (make check-debug only; make check does not need it)
 
 set -euo pipefail
 
@@ -75,6 +77,7 @@ resolve_kernels() {
 
 wanted_pkgs() {
 	WANT=("${BASE_PKGS[@]}")
+	[ "${DEPS_DEBUG:-0}" = 1 ] && WANT+=(linux-source-6.12)
 	[ -n "$K61" ] && WANT+=("linux-image-$K61" "linux-headers-$K61")
 	[ -n "$K612" ] && WANT+=("linux-image-$K612" "linux-headers-$K612")
 	MISSING=()
