@@ -59,7 +59,10 @@ report() {
 	local krel
 
 	krel=$(cat "$BUILD/include/config/kernel.release")
-	echo "KERNEL=$BUILD/arch/x86/boot/bzImage"
+	# The image is booted from outside the build tree: virtme-ng takes an
+	# image inside a kbuild tree for a "vng --build" one and looks for
+	# modules in its .virtme_mods.
+	echo "KERNEL=$OUT/vmlinuz-$krel"
 	echo "MODDIR=$MODDIR"
 	echo "KREL=$krel"
 	echo "BUILD=$BUILD"
@@ -130,6 +133,8 @@ fi
 "${NICE[@]}" make -s -C "$SRC" O="$BUILD" modules_install \
 	INSTALL_MOD_PATH="$MODDIR" INSTALL_MOD_STRIP=1 DEPMOD=/sbin/depmod \
 	>>"$OUT/build.log" 2>&1 || die "modules_install failed"
+cp "$BUILD/arch/x86/boot/bzImage" \
+	"$OUT/vmlinuz-$(cat "$BUILD/include/config/kernel.release")"
 echo $(( $(date +%s) - start )) >"$OUT/build-seconds"
 touch "$OUT/done"
 log "built in $(cat "$OUT/build-seconds") s"
