@@ -3,7 +3,8 @@
 # The fuzzers of tltcp_fuzz.c, short runs (make check; make check-debug
 # runs them long through the FUZZ_* variables):
 #
-#  - uapi: FUZZ_OPS (100,000) random calls from four threads on
+#  - uapi: FUZZ_OPS (100,000, at most FUZZ_SECONDS, 45) random calls,
+#    the peers' reads among them, from four threads on
 #    FUZZ_CONNS (16) tltcp connection pairs, IPv4 and IPv6, whose peers
 #    read fast, slowly or never: every answer is success or an errno
 #    Documentation/tltcp.rst lists for the call, no thread is stuck;
@@ -31,9 +32,9 @@ SEED=${FUZZ_SEED:-$(date +%s)}
 OPS=${FUZZ_OPS:-100000}
 SECS=${FUZZ_SECONDS:-45}
 CONNS=${FUZZ_CONNS:-16}
-PEER_OPS=${FUZZ_PEER_OPS:-40000}
-PEER_SECS=${FUZZ_PEER_SECONDS:-20}
-CC_SECS=${FUZZ_CC_SECONDS:-20}
+PEER_OPS=${FUZZ_PEER_OPS:-30000}
+PEER_SECS=${FUZZ_PEER_SECONDS:-25}
+CC_SECS=${FUZZ_CC_SECONDS:-15}
 CC_FLOWS=${FUZZ_CC_FLOWS:-8}
 
 # fuzz ARGS...: run it, its output as TAP diagnostics.

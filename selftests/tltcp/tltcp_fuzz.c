@@ -557,13 +557,22 @@ static void op_recvmsg(struct worker *w, int fd)
 	if ((flags & MSG_TL) && ret > 0 && !(msg.msg_flags & MSG_CTRUNC) &&
 	    clen >= CMSG_SPACE(sizeof(struct tl_record)) &&
 	    !(flags & MSG_ERRQUEUE)) {
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		struct cmsghdr *cm;
 		struct tl_record rec;
 
-		if (!cm || cm->cmsg_level != SOL_TLTCP ||
-		    (cm->cmsg_type != TL_DATA && cm->cmsg_type != TL_GAP)) {
-			violation("recvmsg(MSG_TL) returned %zd without a record",
-				  ret);
+		/* TCP's own (TCP_INQ, timestamps) may come first. */
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+			if (cm->cmsg_level == SOL_TLTCP &&
+			    (cm->cmsg_type == TL_DATA ||
+			     cm->cmsg_type == TL_GAP))
+				break;
+		if (!cm) {
+			violation("recvmsg(MSG_TL) returned %zd without a record (flags %#x, buffer %zu, control %zu, msg_flags %#x, cmsg %d/%d)",
+				  ret, flags, len, clen, msg.msg_flags,
+				  CMSG_FIRSTHDR(&msg) ?
+				  CMSG_FIRSTHDR(&msg)->cmsg_level : -1,
+				  CMSG_FIRSTHDR(&msg) ?
+				  CMSG_FIRSTHDR(&msg)->cmsg_type : -1);
 			return;
 		}
 		memcpy(&rec, CMSG_DATA(cm), sizeof(rec));
@@ -953,10 +962,16 @@ static void *uapi_reader(void *arg)
 				int n = s->reader ? 1000 : sizeof(buf);
 				int j;
 
-				for (j = 0; j < 8; j++)
-					if (recv(s->fd[k], buf, n,
-						 MSG_DONTWAIT | MSG_TL) <= 0)
+				for (j = 0; j < 8; j++) {
+					ssize_t ret = recv(s->fd[k], buf, n,
+							   MSG_DONTWAIT | MSG_TL);
+
+					/* The peers' reads are calls too. */
+					CHECK("peer recv", ret, recv_errs, 0,
+					      "reader");
+					if (ret <= 0)
 						break;
+				}
 			}
 			pthread_rwlock_unlock(&s->lock);
 		}
@@ -1227,7 +1242,7 @@ static void make_script(struct script *sc, struct rng *r)
 			sc->wire[19] = 1 + below(r, 255);	/* sec_len */
 			break;
 		default:
-			sc->len = below(r, HDR);		/* truncated */
+			sc->len = 1 + below(r, HDR - 1);	/* truncated */
 			break;
 		}
 		return;
@@ -1377,11 +1392,16 @@ static bool check_read(struct script *sc, struct cursor *c, const char *buf,
 	return true;
 }
 
-/* Everything that must be read was, but for gaps a plain read skipped. */
+/*
+ * Everything that must be read was, but for gaps a plain read skipped
+ * (also the rest of one a MSG_TL read had begun).
+ */
 static bool at_end(struct script *sc, struct cursor *c)
 {
-	while (c->item < sc->nitems && c->off == 0 && sc->items[c->item].gap)
+	while (c->item < sc->nitems && sc->items[c->item].gap) {
 		c->item++;
+		c->off = 0;
+	}
 	return c->item >= sc->nvalid;
 }
 
@@ -1516,7 +1536,11 @@ static bool peer_one(struct rng *r, int lfd, struct script *sc, char *buf)
 				}
 				break;
 			}
-			if (errno == ECONNRESET && sc->rst)
+			/*
+			 * A reset may come first, or cut the stream inside
+			 * a record (what was in flight is lost).
+			 */
+			if ((errno == ECONNRESET || errno == EPROTO) && sc->rst)
 				break;
 			violation("%s: read failed with %s at item %d of %d",
 				  ctx, strerror(errno), c.item, sc->nitems);
