@@ -9,7 +9,7 @@
 # next ones), and everything runs several times slower under the checkers.
 # The last line reads "N passed, N failed".
 #
-# Environment: FUZZ_OPS (1000000), FUZZ_CONNS (1000), FUZZ_SECONDS (900),
+# Environment: FUZZ_OPS (1000000), FUZZ_CONNS (1000), FUZZ_SECONDS (3600),
 # FUZZ_PEER_OPS (200000), FUZZ_CC_SECONDS (60), FUZZ_SEED, TARGETS
 # (default "tltcp multfrc reno_tw"), DEBUG_KERNEL_CACHE (see
 # scripts/debug-kernel.sh).
@@ -66,7 +66,7 @@ step "selftests build" make -s selftests || finish
 
 targets=${TARGETS:-tltcp multfrc reno_tw}
 guest_env="FUZZ_OPS=${FUZZ_OPS:-1000000} FUZZ_CONNS=${FUZZ_CONNS:-1000}"
-guest_env+=" FUZZ_SECONDS=${FUZZ_SECONDS:-900}"
+guest_env+=" FUZZ_SECONDS=${FUZZ_SECONDS:-3600}"
 guest_env+=" FUZZ_PEER_OPS=${FUZZ_PEER_OPS:-200000}"
 guest_env+=" FUZZ_PEER_SECONDS=${FUZZ_PEER_SECONDS:-300}"
 guest_env+=" FUZZ_CC_SECONDS=${FUZZ_CC_SECONDS:-60}"
@@ -76,7 +76,7 @@ echo "# $(date +%T) selftests ($targets) and kmemleak scan in the $KREL guest" >
 t0=$(date +%s)
 $PY -m lab.vm --kernel "$KREL" --image "$KERNEL" --kmods "$MODDIR" \
 	--modules "build/$KREL" --results "$out" --memory 4G --timeout 5400 \
-	--boot-timeout 300 -- \
+	--boot-timeout 1800 -- \
 	"$guest_env make -s --no-print-directory -C selftests run_tests TARGETS='$targets'; \
 	 scripts/kmemleak-scan.sh '$out/kmemleak.txt'" \
 	2> "$out/vm-debug.log" | tee "$tap" | grep --line-buffered -E '^(not )?ok |^# (uapi|peer|cc):' >&2
