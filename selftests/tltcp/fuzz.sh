@@ -3,7 +3,7 @@
 # The fuzzers of tltcp_fuzz.c, short runs (make check; make check-debug
 # runs them long through the FUZZ_* variables):
 #
-#  - uapi: FUZZ_OPS (100,000, at most FUZZ_SECONDS, 45) random calls,
+#  - uapi: FUZZ_OPS (100,000, at most FUZZ_SECONDS, 75) random calls,
 #    the peers' reads among them, from four threads on
 #    FUZZ_CONNS (16) tltcp connection pairs, IPv4 and IPv6, whose peers
 #    read fast, slowly or never: every answer is success or an errno
@@ -30,7 +30,7 @@ lib_require_cmd tc
 
 SEED=${FUZZ_SEED:-$(date +%s)}
 OPS=${FUZZ_OPS:-100000}
-SECS=${FUZZ_SECONDS:-45}
+SECS=${FUZZ_SECONDS:-75}
 CONNS=${FUZZ_CONNS:-16}
 PEER_OPS=${FUZZ_PEER_OPS:-30000}
 PEER_SECS=${FUZZ_PEER_SECONDS:-25}
