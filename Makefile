@@ -9,6 +9,9 @@
 #   make vm CMD='...'        run a command in a VM booting the target kernel
 #   make check               the whole test suite (deps, builds, unit tests,
 #                            selftests in the 6.1 and 6.12 guests)
+#   make check-debug        the three modules' selftests and long fuzz runs
+#                            in a debug kernel (KASAN, lockdep, kmemleak,
+#                            UBSAN...) built from linux-source-6.12
 #   make check-experiments   every experiment's short variant and its
 #                            bounds (selftests/experiments), in the VM;
 #                            make check runs the DCP experiment's
@@ -66,7 +69,7 @@ VM := $(PYTHON) -m lab.vm
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
 	clean kernel-ok ksft tools experiment experiments check-experiments \
-	check-nodccp bench
+	check-nodccp bench check-debug
 
 TOOLS := tools/flowgen tools/tltcp_stream tools/tsm tools/tlbench
 
@@ -138,6 +141,12 @@ experiments:
 
 check:
 	@$(TOP)/scripts/check.sh
+
+# The three modules' selftests and the fuzzers, long, in a guest of a
+# KASAN/lockdep/kmemleak/UBSAN kernel built from linux-source-6.12 (cached
+# outside the tree): scripts/check-debug.sh.  Not part of make check.
+check-debug:
+	@$(TOP)/scripts/check-debug.sh
 
 BENCH_SECONDS ?= 5
 BENCH_REPEAT ?= 3

@@ -18,6 +18,8 @@
 #   DEPS_DRY_RUN=1  print what would be installed, install nothing
 #   KERNEL_TARGETS  the kernels scripts/kernels.sh provides (default
 #                   "6.18 latest"; empty: none)
+#   DEPS_DEBUG=1    also the debug kernel's source, linux-source-6.12
+#                   (make check-debug only; make check does not need it)
 
 set -euo pipefail
 
@@ -80,6 +82,7 @@ resolve_kernels() {
 
 wanted_pkgs() {
 	WANT=("${BASE_PKGS[@]}")
+	[ "${DEPS_DEBUG:-0}" = 1 ] && WANT+=(linux-source-6.12)
 	[ -n "$K61" ] && WANT+=("linux-image-$K61" "linux-headers-$K61")
 	[ -n "$K612" ] && WANT+=("linux-image-$K612" "linux-headers-$K612")
 	MISSING=()

@@ -39,6 +39,34 @@ class ScanLogs(unittest.TestCase):
     def test_kasan(self):
         self.assertEqual(kinds("kasan.log"), ["kasan"])
 
+    def test_kfence(self):
+        self.assertEqual(kinds("kfence.log"), ["kfence"])
+
+    def test_ubsan(self):
+        self.assertEqual(kinds("ubsan.log"), ["ubsan"])
+
+    def test_kmemleak_in_log(self):
+        self.assertEqual(kinds("kmemleak.log"), ["leak"])
+
+    def test_kmemleak_report_file(self):
+        # What check-debug scans after "echo scan > .../kmemleak".
+        self.assertEqual(kinds("kmemleak-report.txt"), ["leak"])
+
+    def test_kmemleak_switched_off(self):
+        self.assertEqual(kinds("kmemleak-off.log"), ["kmemleak-off"])
+
+    def test_lockdep_irq_lock_order(self):
+        self.assertEqual(kinds("lockdep-irq.log"), ["lockdep"])
+
+    def test_debug_objects(self):
+        self.assertEqual(kinds("odebug.log"), ["debugobjects"])
+
+    def test_net_refcount_tracker(self):
+        self.assertEqual(kinds("refcnt-tracker.log"), ["refcount"])
+
+    def test_debug_kernel_boot_is_clean(self):
+        self.assertEqual(kinds("clean-debug-boot.log", 0), [])
+
     def test_soft_lockup(self):
         self.assertEqual(kinds("softlockup.log"), ["soft-lockup"])
 

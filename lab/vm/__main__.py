@@ -68,7 +68,7 @@ def kernel_paths(kernel):
 
 
 def vng_cmd(kernel, accel, args):
-    vmlinuz, _ = kernel_paths(kernel)
+    vmlinuz = args.image or kernel_paths(kernel)[0]
     cmd = [shutil.which("vng") or "vng", "--run", vmlinuz,
            "--cpus", str(args.cpus), "--memory", args.memory]
     if accel == "tcg":
@@ -272,8 +272,11 @@ def _report(state, problems, failure):
 
 def run(args):
     kernel = args.kernel
+    if args.image and not os.path.exists(args.image):
+        log(f"{args.image} not found")
+        return 1
     vmlinuz, kdir = kernel_paths(kernel)
-    if vmlinuz is None:
+    if not args.image and vmlinuz is None:
         log(f"kernel {kernel}: neither /boot/vmlinuz-{kernel} nor "
             f"{KCACHE}/kernels/{kernel}: run 'make deps'")
         return 1
@@ -284,9 +287,13 @@ def run(args):
     results, state = _state_dir(args)
     accel = choose_accel(kernel, args)
     moddir = os.path.abspath(args.modules) if args.modules else ""
-    modindex = module_indexes(kernel, kdir, moddir, state) if moddir else ""
+    kmods = os.path.abspath(args.kmods) if args.kmods else ""
+    # A kernel given by --image/--kmods has no host indexes: the guest
+    # runs depmod over its (few) modules.
+    modindex = module_indexes(kernel, kdir, moddir, state) \
+        if moddir and not kmods else ""
     guest = [os.path.join(HERE, "guest.sh"), state, moddir,
-             str(args.timeout), modindex]
+             str(args.timeout), modindex, kmods]
     cmd = vng_cmd(kernel, accel, args) + [
         "--rwdir", results, "--exec", " ".join(shlex.quote(a) for a in guest)]
     log(f"booting {kernel} ({accel}), results in {results}")
@@ -326,6 +333,12 @@ def main():
                     help="kernel release, e.g. 6.1.0-56-amd64")
     ap.add_argument("--modules", help="directory with the .ko files to "
                     "install in the guest")
+    ap.add_argument("--image", help="boot this kernel image instead of "
+                    "/boot/vmlinuz-KERNEL (a kernel that is not installed, "
+                    "e.g. make check-debug's)")
+    ap.add_argument("--kmods", help="with --image: the root its modules "
+                    "were installed into (make modules_install "
+                    "INSTALL_MOD_PATH=...), holding lib/modules/KERNEL")
     ap.add_argument("--results", default="results",
                     help="directory shared read-write with the guest")
     ap.add_argument("--accel", choices=["auto", "kvm", "tcg"],

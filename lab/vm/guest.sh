@@ -3,7 +3,7 @@
 #
 # Runs inside the guest (started by lab/vm through virtme-ng).
 #
-#   vm-guest.sh STATE_DIR MODULE_DIR CMD_TIMEOUT [MODULE_INDEXES]
+#   vm-guest.sh STATE_DIR MODULE_DIR CMD_TIMEOUT [MODULE_INDEXES [KMODS]]
 #
 # STATE_DIR is shared read-write with the host.  It holds the command to run
 # (cmd) and receives: booted (uptime when this script started), kmsg (the
@@ -16,11 +16,15 @@
 # autoload (TCP_CONGESTION, TCP_ULP), find them as on a real machine.  The
 # indexes that say where they are come from MODULE_INDEXES, made by the
 # host's depmod (vm.py); without it the guest runs depmod (30 s in TCG).
+# KMODS, for a kernel that is not installed on the host (--image), is the
+# root its own modules were installed into: the guest's /lib/modules/
+# $(uname -r) is made from it.
 
 state=$1
 moddir=$2
 cmd_timeout=$3
 modindex=${4:-}
+kmods=${5:-}
 
 cut -d' ' -f1 /proc/uptime > "$state/booted"
 
@@ -35,10 +39,18 @@ kmsg_pid=$!
 # a symlink that virtme made to the host's directory: make it a directory
 # of links to the host's files, so that extra/ and the indexes written
 # below stay in the guest.
-kmods=/lib/modules/$(uname -r)
-if [ -L "$kmods" ]; then
-	src=$(readlink -f "$kmods")
-	rm "$kmods" && mkdir -p "$kmods" && ln -s "$src"/* "$kmods"/
+mdir=/lib/modules/$(uname -r)
+if [ -L "$mdir" ]; then
+	src=$(readlink -f "$mdir")
+	rm "$mdir" && mkdir -p "$mdir" && ln -s "$src"/* "$mdir"/
+fi
+
+krel=$(uname -r)
+if [ -n "$kmods" ] && [ -d "$kmods/lib/modules/$krel" ] &&
+   [ ! -e "/lib/modules/$krel/modules.dep" ]; then
+	mkdir -p "/lib/modules/$krel"
+	cp -a "$kmods/lib/modules/$krel/." "/lib/modules/$krel/"
+	depmod -a
 fi
 
 if [ -n "$moddir" ] && [ -d "$moddir" ]; then

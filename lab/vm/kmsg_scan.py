@@ -2,7 +2,9 @@
 """Scan a guest kernel log for reports that must fail a test run.
 
 A run fails when the kernel logged a WARN, BUG, Oops, lockdep, refcount,
-KASAN/KFENCE/UBSAN, soft/hard lockup, RCU stall, hung task or panic report,
+KASAN/KFENCE/UBSAN, kmemleak (in the log or in /sys/kernel/debug/kmemleak's
+own report), debug-objects, net refcount tracker, soft/hard lockup, RCU
+stall, hung task or panic report, a kmemleak that switched itself off,
 or when the kernel is tainted by anything other than O (out-of-tree module)
 and E (unsigned module), which loading this project's modules causes.
 
@@ -24,9 +26,13 @@ REPORT_PATTERNS = [
         r"^WARNING: (possible circular locking dependency|possible recursive"
         r" locking|inconsistent lock state|suspicious RCU usage|bad unlock"
         r" balance|lock held when returning to user space|held lock freed|"
-        r"Nested lock was not taken|possible irq lock inversion)")),
+        r"Nested lock was not taken|possible irq lock inversion|"
+        r"Illegal lock usage)")),
+    ("lockdep", re.compile(
+        r"^WARNING: \S+-(un)?safe -> \S+-(un)?safe lock order detected")),
     ("lockdep", re.compile(r"^INFO: trying to register non-static key")),
-    ("kasan", re.compile(r"^BUG: (KASAN|KFENCE|KCSAN|KMSAN): ")),
+    ("kfence", re.compile(r"^BUG: KFENCE: ")),
+    ("kasan", re.compile(r"^BUG: (KASAN|KCSAN|KMSAN): ")),
     ("soft-lockup", re.compile(r"^watchdog: BUG: soft lockup")),
     ("hard-lockup", re.compile(r"^watchdog: (BUG: )?[Hh]ard LOCKUP")),
     ("bug", re.compile(r"^BUG: ")),
@@ -39,6 +45,17 @@ REPORT_PATTERNS = [
     ("hung-task", re.compile(r"^INFO: task .* blocked for more than \d+ ")),
     ("panic", re.compile(r"^Kernel panic - not syncing")),
     ("leak", re.compile(r"^kmemleak: \d+ new suspected memory leaks")),
+    # /sys/kernel/debug/kmemleak itself, after "echo scan" into it.
+    ("leak", re.compile(r"^unreferenced object 0x[0-9a-f]+ \(size \d+\):")),
+    # A detector that switched itself off would let every later run pass.
+    ("kmemleak-off", re.compile(
+        r"^kmemleak: (Kernel memory leak detector disabled|Cannot allocate|"
+        r"Memory pool empty)")),
+    ("debugobjects", re.compile(r"^ODEBUG: .* object type: ")),
+    ("debugobjects", re.compile(r"^ODEBUG: Out of memory")),
+    ("refcount", re.compile(r"^ref_tracker: .* has \d+/\d+ users at")),
+    ("netdev-leak", re.compile(
+        r"^unregister_netdevice: waiting for \S+ to become free")),
     ("list-corruption", re.compile(r"^list_(add|del) corruption")),
     ("bad-page", re.compile(r"^BUG: Bad page (state|map)")),
 ]

@@ -1,0 +1,94 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check-debug: the selftests of the three modules and the fuzzers,
+# long, in a guest of a debug kernel (KASAN, KFENCE, lockdep,
+# DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS_TIMERS, kmemleak, UBSAN; see
+# scripts/debug-kernel.sh), then a kmemleak scan that must find nothing.
+# Not part of make check: the first run builds the kernel (cached for the
+# next ones), and everything runs several times slower under the checkers.
+# The last line reads "N passed, N failed".
+#
+# Environment: FUZZ_OPS (1000000), FUZZ_CONNS (1000), FUZZ_SECONDS (3600),
+# FUZZ_PEER_OPS (200000), FUZZ_CC_SECONDS (60), FUZZ_SEED, TARGETS
+# (default "tltcp multfrc reno_tw"), DEBUG_KERNEL_CACHE (see
+# scripts/debug-kernel.sh).
+
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+PY=${PYTHON:-python3}
+out=$top/results/check-debug
+rm -rf "$out"
+mkdir -p "$out"
+host=$out/host.tap
+n=0
+start=$(date +%s)
+
+step() { # description, command...: one TAP line in host.tap
+	local desc=$1 log=$out/step.log
+	shift
+	n=$((n + 1))
+	echo "# $(date +%T) $desc" >&2
+	if "$@" > "$log" 2>&1; then
+		echo "ok $n $desc" >> "$host"
+	else
+		echo "not ok $n $desc" >> "$host"
+		sed 's/^/# /' "$log" | tail -40 | tee -a "$host" >&2
+		return 1
+	fi
+}
+
+finish() {
+	echo "# $(date +%T) done in $(( $(date +%s) - start ))s" >&2
+	$PY -m lab.tap_summary "$out"/*.tap | tee "$out/summary.txt"
+	exit "${PIPESTATUS[0]}"
+}
+
+echo "TAP version 13" > "$host"
+step "dependencies installed (with linux-source-6.12)" \
+	env DEPS_DEBUG=1 scripts/deps.sh || finish
+
+kernel_build() {
+	scripts/debug-kernel.sh build > "$out/kernel.env" || return 1
+	cat "$out/kernel.env"
+}
+step "debug kernel built or reused" kernel_build || finish
+# shellcheck disable=SC1091
+. "$out/kernel.env"
+echo "# debug kernel $KREL, built in ${BUILD_SECONDS}s (cached in $BUILD)" >&2
+echo "# debug kernel $KREL built in ${BUILD_SECONDS}s" >> "$host"
+
+step "modules build against the debug kernel with -Werror" \
+	make -s modules KDIR="$BUILD" WERROR=1 || finish
+step "tools build" make -s tools WERROR=1 || finish
+step "selftests build" make -s selftests || finish
+
+targets=${TARGETS:-tltcp multfrc reno_tw}
+guest_env="FUZZ_OPS=${FUZZ_OPS:-1000000} FUZZ_CONNS=${FUZZ_CONNS:-1000}"
+guest_env+=" FUZZ_SECONDS=${FUZZ_SECONDS:-3600}"
+guest_env+=" FUZZ_PEER_OPS=${FUZZ_PEER_OPS:-200000}"
+guest_env+=" FUZZ_PEER_SECONDS=${FUZZ_PEER_SECONDS:-300}"
+guest_env+=" FUZZ_CC_SECONDS=${FUZZ_CC_SECONDS:-60}"
+[ -n "${FUZZ_SEED:-}" ] && guest_env+=" FUZZ_SEED=$FUZZ_SEED"
+tap=$out/selftests-debug.tap
+echo "# $(date +%T) selftests ($targets) and kmemleak scan in the $KREL guest" >&2
+t0=$(date +%s)
+$PY -m lab.vm --kernel "$KREL" --image "$KERNEL" --kmods "$MODDIR" \
+	--modules "build/$KREL" --results "$out" --memory 4G --timeout 5400 \
+	--boot-timeout 1800 -- \
+	"$guest_env make -s --no-print-directory -C selftests run_tests TARGETS='$targets'; \
+	 scripts/kmemleak-scan.sh '$out/kmemleak.txt'" \
+	2> "$out/vm-debug.log" | tee "$tap" | grep --line-buffered -E '^(not )?ok |^# (uapi|peer|cc):' >&2
+rc=${PIPESTATUS[0]}
+{
+	if [ "$rc" = 0 ]; then
+		echo "ok 1 guest $KREL: booted, kernel log clean (no KASAN, KFENCE, lockdep, UBSAN, kmemleak report)"
+	else
+		echo "not ok 1 guest $KREL: boot, status or kernel log (vm exit $rc)"
+		sed 's/^/# /' "$out/vm-debug.log"
+	fi
+	echo "# guest run took $(( $(date +%s) - t0 ))s"
+} >> "$tap"
+grep '^vm: ' "$out/vm-debug.log" >&2
+finish
