@@ -33,7 +33,9 @@
  *    unless the parameter is 0.  A connection that switches to reno_tw
  *    after a loss keeps its ssthresh (reno_tw_init()).
  *  - .ssthresh, called when fast recovery starts (and on RTO, before the
- *    state moves to Loss), returns max(cwnd * (100 - decrease) / 100, 2).
+ *    state moves to Loss), returns max(cwnd * (100 - decrease) / 100, 2)
+ *    in congestion avoidance and Reno's max(cwnd / 2, 2) in slow start
+ *    (cwnd < ssthresh), where the paper does not apply its decrease.
  *    Integer arithmetic floors the product, so a window of fewer than 20
  *    segments loses one whole segment, more than the nominal 5 %: cwnd 10
  *    becomes 9 (-10 %), cwnd 100 becomes 95.  The window always drops by
@@ -44,7 +46,8 @@
  *  - Undo after a spurious recovery or timeout restores the prior window
  *    (tcp_reno_undo_cwnd) and ssthresh (the kernel keeps prior_ssthresh).
  *
- * Pacing (Linux only; the paper's ns-2 flow needs none):
+ * Pacing (the paper's flow needed none: a 2 Mbit/s CBR source fed it, so
+ * its application spaced the packets at the bottleneck's rate):
  *  - A Linux sender is ACK-clocked: in slow start each ACK releases two
  *    segments back to back at the access link's rate, so the bottleneck
  *    queue grows by one segment per ACK and a queue of Q packets
@@ -193,14 +196,25 @@ static void reno_tw_release(struct sock *sk)
 			SK_PACING_NONE);
 }
 
-/* max(cwnd * (100 - decrease) / 100, 2), the product in 64 bits: in 32 it
- * would wrap above 43 million segments.
+/* In congestion avoidance max(cwnd * (100 - decrease) / 100, 2), the
+ * product in 64 bits: in 32 it would wrap above 43 million segments.
+ *
+ * In slow start Reno's half: the paper's gentle decrease is for a
+ * congestion event in congestion avoidance (its Sec. V), where the window
+ * grew by one segment since the path last held it.  In slow start it
+ * doubled in the last round trip, and a paced slow start (which no longer
+ * overflows the queue early) finds the loss near twice what the path
+ * holds: 95 % of that would cost a congestion event per round trip until
+ * twelve more decreases bring the window down.
  */
 static u32 reno_tw_ssthresh(struct sock *sk)
 {
 	const struct reno_tw *ca = inet_csk_ca(sk);
-	u64 cwnd = tcp_snd_cwnd(tcp_sk(sk));
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 cwnd = tcp_snd_cwnd(tp);
 
+	if (tcp_in_slow_start(tp))
+		return max_t(u32, cwnd >> 1U, 2U);
 	return max_t(u32, div_u64(cwnd * (100 - ca->decrease_pct), 100), 2U);
 }
 
