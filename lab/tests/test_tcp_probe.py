@@ -43,18 +43,20 @@ class Parse(unittest.TestCase):
         recs = tcp_probe.busiest(tcp_probe.parse(TRACE))
         counts, others = tcp_probe.classify(tcp_probe.changes(recs), 5)
         self.assertEqual(counts, {"congestion": 2, "timeout": 1,
-                                  "kernel": 0, "other": 1})
+                                  "kernel": 0, "other": 1,
+                                  "slow_start": 0})
         # Raising ssthresh to infinity is not an undo of the timeout's 31
         # (the value before it was 58).
         self.assertEqual(others[0][3], 2147483647)
 
     def test_undo_and_wrong_factor(self):
-        chg = [(1.0, 100, 200, 95, 95),     # 95 %
-               (2.0, 95, 95, 200, 96),      # undo: back to 200
-               (3.0, 100, 200, 50, 100)]    # halving is not reno_tw's
-        counts, others = tcp_probe.classify(chg, 5)
+        chg = [(1.0, 100, 98, 95, 95),      # 95 % (cwnd >= ssthresh)
+               (2.0, 95, 95, 98, 96),       # undo: back to 98
+               (3.0, 100, 98, 50, 100)]     # halving in congestion
+        counts, others = tcp_probe.classify(chg, 5)  # avoidance: not ours
         self.assertEqual(counts, {"congestion": 1, "timeout": 0,
-                                  "kernel": 1, "other": 1})
+                                  "kernel": 1, "other": 1,
+                                  "slow_start": 0})
         counts, _ = tcp_probe.classify(chg[2:], 50)
         self.assertEqual(counts["congestion"], 1)
 
@@ -65,6 +67,14 @@ class Parse(unittest.TestCase):
         counts, others = tcp_probe.classify(chg, 50)
         self.assertEqual(counts["kernel"], 2)
         self.assertEqual([o[3] for o in others], [35])
+
+    def test_slow_start_loss_halves(self):
+        # A loss below ssthresh 200: Reno's half, not 95 %; 95 % of a
+        # window in slow start is still a congestion event.
+        chg = [(1.0, 199, 200, 99, 199), (2.0, 120, 200, 114, 120)]
+        counts, others = tcp_probe.classify(chg, 5)
+        self.assertEqual((counts["slow_start"], counts["congestion"],
+                          others), (1, 1, []))
 
     def test_congestion_event_may_raise_ssthresh(self):
         # Seen in a 6.1 guest: ssthresh 40, window grew to 51, loss: 48.

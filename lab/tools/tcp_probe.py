@@ -82,6 +82,9 @@ def classify(chg, pct):
     """Sort changes of ssthresh into what a Reno-style algorithm with a
     decrease of pct percent, and the kernel around it, can do:
       congestion: set to (100 - pct) % of the window (recovery, ECN);
+      slow_start: a congestion event while the window was below
+                  ssthresh, which reno_tw meets with Reno's half (the
+                  paper's decrease is for congestion avoidance);
       timeout:    the window collapsed to 1-2 segments and ssthresh is
                   half the window (RFC 5681 after an RTO);
       kernel:     back to the value before the previous change, or raised
@@ -89,11 +92,14 @@ def classify(chg, pct):
                   of a spurious reduction, cwnd validation, idle restart);
       other:      anything else, which must never happen.
     Returns ({kind: count}, [other changes])."""
-    counts = {"congestion": 0, "timeout": 0, "kernel": 0, "other": 0}
+    counts = {"congestion": 0, "timeout": 0, "kernel": 0, "other": 0,
+              "slow_start": 0}
     others = []
     for i, (t, c0, s0, s1, c1) in enumerate(chg):
         if c1 <= 2 and decreased(c0, s1, 50):
             kind = "timeout"
+        elif c0 < s0 and decreased(c0, s1, 50):
+            kind = "slow_start"
         elif decreased(c0, s1, pct):
             # May be above the old value: the window grew past it.
             kind = "congestion"
@@ -169,7 +175,7 @@ def main(argv=None):
                   "ssthresh cwnd): %.6f %d %d %d %d" % change,
                   file=sys.stderr)
         print(counts["congestion"], counts["timeout"], counts["kernel"],
-              counts["other"])
+              counts["other"], counts["slow_start"])
     return 0
 
 

@@ -33,7 +33,9 @@
  *    unless the parameter is 0.  A connection that switches to reno_tw
  *    after a loss keeps its ssthresh (reno_tw_init()).
  *  - .ssthresh, called when fast recovery starts (and on RTO, before the
- *    state moves to Loss), returns max(cwnd * (100 - decrease) / 100, 2).
+ *    state moves to Loss), returns max(cwnd * (100 - decrease) / 100, 2)
+ *    in congestion avoidance and Reno's max(cwnd / 2, 2) in slow start
+ *    (cwnd < ssthresh), where the paper does not apply its decrease.
  *    Integer arithmetic floors the product, so a window of fewer than 20
  *    segments loses one whole segment, more than the nominal 5 %: cwnd 10
  *    becomes 9 (-10 %), cwnd 100 becomes 95.  The window always drops by
@@ -43,6 +45,30 @@
  *    beyond what is in flight.
  *  - Undo after a spurious recovery or timeout restores the prior window
  *    (tcp_reno_undo_cwnd) and ssthresh (the kernel keeps prior_ssthresh).
+ *
+ * Pacing (the paper's flow needed none: a 2 Mbit/s CBR source fed it, so
+ * its application spaced the packets at the bottleneck's rate):
+ *  - A Linux sender is ACK-clocked: in slow start each ACK releases two
+ *    segments back to back at the access link's rate, so the bottleneck
+ *    queue grows by one segment per ACK and a queue of Q packets
+ *    overflows at a window of about 2Q, long before the 200 packets of
+ *    the initial ssthresh on a path whose BDP is larger (2 Mbit/s x
+ *    600 ms is 292 packets of 500 bytes with a 20-packet queue).  The
+ *    flow then leaves slow start by a burst loss and climbs one segment
+ *    per 600 ms round trip: the high initial ssthresh never matters.
+ *  - .init therefore asks for TCP's internal pacing, as tcp_bbr.c does
+ *    (SK_PACING_NONE -> SK_PACING_NEEDED; nothing changes if a qdisc
+ *    such as fq paces already, or the socket asked for pacing itself).
+ *    The rate is the kernel's own, tcp_update_pacing_rate(): cwnd / srtt
+ *    times sysctl tcp_pacing_ss_ratio (200 %) while cwnd < ssthresh / 2
+ *    and tcp_pacing_ca_ratio (120 %) after.  A paced slow start fills the
+ *    queue only once that rate passes the bottleneck's, near BDP / 2 and
+ *    BDP / 1.2 respectively, so the window reaches ssthresh.
+ *  - The window is still Reno's, so pacing takes nothing from a competing
+ *    flow: it only spreads the same window over the round trip.
+ *  - .release hands the socket back unpaced when it switches to another
+ *    algorithm, unless the socket set SO_MAX_PACING_RATE.
+ *  - Module parameter pacing=0 gives the unpaced behaviour.
  *
  * A consequence users must know: a flow that gives back only 5 % on loss
  * takes most of a shared bottleneck from a competing Reno or CUBIC flow.
@@ -64,6 +90,7 @@
 
 static unsigned int initial_ssthresh __read_mostly = 200;
 static unsigned int decrease_pct __read_mostly = 5;
+static bool pacing __read_mostly = true;
 
 /* Store an unsigned module parameter if it lies in [lo, hi] (or is 0 when
  * zero_ok): a bad value is refused with -EINVAL and the old one is kept.
@@ -116,9 +143,16 @@ module_param_cb(decrease_pct, &decrease_pct_ops, &decrease_pct, 0644);
 MODULE_PARM_DESC(decrease_pct,
 		 "percent of the window given up on a congestion event signalled by duplicate ACKs (1..50; default 5; Reno is 50)");
 
-/* Per-socket state: the decrease in force when the connection started. */
+module_param(pacing, bool, 0644);
+MODULE_PARM_DESC(pacing,
+		 "pace sending with TCP's internal pacing, so that slow start does not overflow a short queue (default 1)");
+
+/* Per-socket state: the decrease in force when the connection started and
+ * whether .init turned internal pacing on.
+ */
 struct reno_tw {
 	u32 decrease_pct;
+	u32 paced;
 };
 
 /* .init runs when a connection is established and when an established
@@ -137,19 +171,50 @@ static void reno_tw_init(struct sock *sk)
 	struct tcp_sock *tp = tcp_sk(sk);
 
 	ca->decrease_pct = READ_ONCE(decrease_pct);
+	/* Ask for TCP's own pacing unless something paces already (fq sets
+	 * SK_PACING_FQ, SO_MAX_PACING_RATE sets SK_PACING_NEEDED).
+	 */
+	ca->paced = READ_ONCE(pacing) &&
+		    cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE,
+			    SK_PACING_NEEDED) == SK_PACING_NONE;
 	if (ssthresh && (tp->snd_ssthresh >= TCP_INFINITE_SSTHRESH ||
 			 !tp->data_segs_out))
 		tp->snd_ssthresh = ssthresh;
 }
 
-/* max(cwnd * (100 - decrease) / 100, 2), the product in 64 bits: in 32 it
- * would wrap above 43 million segments.
+/* .release runs when the socket goes and when it switches to another
+ * algorithm: give the next one the socket unpaced, as it was, unless the
+ * application capped its rate with SO_MAX_PACING_RATE meanwhile (that
+ * needs the pacing, and set it already, so its cmpxchg did nothing).
+ */
+static void reno_tw_release(struct sock *sk)
+{
+	const struct reno_tw *ca = inet_csk_ca(sk);
+
+	if (ca->paced && READ_ONCE(sk->sk_max_pacing_rate) == ~0UL)
+		cmpxchg(&sk->sk_pacing_status, SK_PACING_NEEDED,
+			SK_PACING_NONE);
+}
+
+/* In congestion avoidance max(cwnd * (100 - decrease) / 100, 2), the
+ * product in 64 bits: in 32 it would wrap above 43 million segments.
+ *
+ * In slow start Reno's half: the paper's gentle decrease is for a
+ * congestion event in congestion avoidance (its Sec. V), where the window
+ * grew by one segment since the path last held it.  In slow start it
+ * doubled in the last round trip, and a paced slow start (which no longer
+ * overflows the queue early) finds the loss near twice what the path
+ * holds: 95 % of that would cost a congestion event per round trip until
+ * twelve more decreases bring the window down.
  */
 static u32 reno_tw_ssthresh(struct sock *sk)
 {
 	const struct reno_tw *ca = inet_csk_ca(sk);
-	u64 cwnd = tcp_snd_cwnd(tcp_sk(sk));
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 cwnd = tcp_snd_cwnd(tp);
 
+	if (tcp_in_slow_start(tp))
+		return max_t(u32, cwnd >> 1U, 2U);
 	return max_t(u32, div_u64(cwnd * (100 - ca->decrease_pct), 100), 2U);
 }
 
@@ -167,6 +232,7 @@ static void reno_tw_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 
 static struct tcp_congestion_ops tcp_reno_tw __read_mostly = {
 	.init		= reno_tw_init,
+	.release	= reno_tw_release,
 	.ssthresh	= reno_tw_ssthresh,
 	.cong_avoid	= tcp_reno_cong_avoid,
 	.undo_cwnd	= tcp_reno_undo_cwnd,
@@ -192,4 +258,4 @@ module_exit(reno_tw_unregister);
 MODULE_AUTHOR("Research transports for Linux");
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("TCP-like TW: Reno with a high initial ssthresh and a gentle decrease, for long-delay links");
-MODULE_VERSION("1.0");
+MODULE_VERSION("1.1");

@@ -10,7 +10,8 @@
 #    max(floor(cwnd * (100 - decrease_pct) / 100), 2), 95 % by default and
 #    50 % when the knob says so, a timeout to half the window, or the
 #    kernel's own raises to max(ssthresh, 3/4 cwnd) (undo of a spurious
-#    reduction, cwnd validation; lab/tools/tcp_probe.py classify);
+#    reduction, cwnd validation; lab/tools/tcp_probe.py classify), or
+#    half the window for a loss in slow start;
 #  - a retransmission timeout collapses the window to one segment with
 #    ssthresh at half the window.
 
@@ -112,15 +113,15 @@ DELAY_US=20000
 lib_topo_up dumbbell --rate 10mbit --delay 20ms --queue 100 --loss 0.5
 echo 40 > $PARAMS/initial_ssthresh
 flow tw5 reno_tw 8
-read -r m t u o <<< "$(classify tw5 5)"
-lib_log "decrease_pct=5: $m changes to 95 % of cwnd, $t by timeouts, $u by the kernel, $o unexplained"
+read -r m t u o ss <<< "$(classify tw5 5)"
+lib_log "decrease_pct=5: $m changes to 95 % of cwnd, $ss halvings in slow start, $t by timeouts, $u by the kernel, $o unexplained"
 lib_check "congestion events seen: at least 5 changes to floor(95 % of cwnd)" lib_at_least "$m" 5
 lib_check "every change of ssthresh explained (95 %, timeout or kernel)" test "$o" = 0
 
 echo 50 > $PARAMS/decrease_pct
 flow tw50pct reno_tw 8
-read -r m t u o <<< "$(classify tw50pct 50)"
-lib_log "decrease_pct=50: $m changes to 50 % of cwnd, $t by timeouts, $u by the kernel, $o unexplained"
+read -r m t u o ss <<< "$(classify tw50pct 50)"
+lib_log "decrease_pct=50: $m changes to 50 % of cwnd, $ss halvings in slow start, $t by timeouts, $u by the kernel, $o unexplained"
 lib_check "decrease_pct=50: at least 5 changes to 50 %, none unexplained" \
 	bash -c "[ $m -ge 5 ] && [ $o = 0 ]"
 echo 5 > $PARAMS/decrease_pct
