@@ -199,6 +199,17 @@ static int tltcp_setsockopt(struct sock *sk, int level, int optname,
 		tltcp_push(sk, ctx);
 		release_sock(sk);
 		return 0;
+	case TL_ARRIVAL:
+		err = tltcp_set_u32(optval, optlen, &v);
+		if (err)
+			return err;
+		if (v != TL_ARRIVAL_OFF && v != TL_ARRIVAL_ON)
+			return -EINVAL;
+		lock_sock(sk);
+		ctx->arrival = v == TL_ARRIVAL_ON;
+		tltcp_push(sk, ctx);
+		release_sock(sk);
+		return 0;
 	default:
 		return -ENOPROTOOPT;
 	}
@@ -232,6 +243,7 @@ static int tltcp_getsockopt(struct sock *sk, int level, int optname,
 		 * receive counters are written by that reader alone.
 		 */
 		tltcp_update_obsolete(sk, ctx);
+		tltcp_arrival_acked(sk, ctx);
 		info = ctx->info;
 		size = min_t(int, len, sizeof(info));
 		break;
@@ -245,6 +257,10 @@ static int tltcp_getsockopt(struct sock *sk, int level, int optname,
 		break;
 	case TL_NOTSENT:
 		v = tltcp_notsent(sk, ctx);
+		size = sizeof(v);
+		break;
+	case TL_ARRIVAL:
+		v = ctx->arrival ? TL_ARRIVAL_ON : TL_ARRIVAL_OFF;
 		size = sizeof(v);
 		break;
 	default:
