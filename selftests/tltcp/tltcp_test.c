@@ -4046,4 +4046,187 @@ TL_TEST(obsolete_late_within_feed)
 	}
 }
 
+/* Arrival-aware deadlines (TL_ARRIVAL) */
+
+/*
+ * TL_ARRIVAL: off by default, TL_ARRIVAL_ON and _OFF read back, any other
+ * value or length fails with EINVAL and leaves the option as it was;
+ * TL_INFO returns the counters appended for it.
+ */
+TL_TEST(arrival_sockopt)
+{
+	struct tl_info info;
+	socklen_t len;
+	__u64 v64 = TL_ARRIVAL_ON;
+	__u32 v32;
+
+	SETUP_SKIPPED();
+	len = sizeof(v32);
+	v32 = 0xdead;
+	ASSERT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL, &v32, &len))
+		TH_LOG("getsockopt(TL_ARRIVAL): %s", strerror(errno));
+	EXPECT_EQ(sizeof(v32), len);
+	EXPECT_EQ(TL_ARRIVAL_OFF, v32) TH_LOG("TL_ARRIVAL on by default");
+	EXPECT_EQ(0, set_u32(self->snd, TL_ARRIVAL, TL_ARRIVAL_ON));
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL, &v32, &len));
+	EXPECT_EQ(TL_ARRIVAL_ON, v32);
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_ARRIVAL, 2));
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_ARRIVAL, ~0U));
+	EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL,
+					&v32, 2));
+	EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL,
+					&v64, sizeof(v64)));
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL, &v32, &len));
+	EXPECT_EQ(TL_ARRIVAL_ON, v32) TH_LOG("a refused value changed it");
+	len = 2;
+	EXPECT_ERRNO(EINVAL, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL,
+					&v32, &len));
+	EXPECT_EQ(0, set_u32(self->snd, TL_ARRIVAL, TL_ARRIVAL_OFF));
+	len = sizeof(v32);
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL, &v32, &len));
+	EXPECT_EQ(TL_ARRIVAL_OFF, v32);
+
+	len = sizeof(info);
+	memset(&info, 0xff, sizeof(info));
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_INFO, &info, &len));
+	EXPECT_EQ(sizeof(info), len);
+	EXPECT_EQ(0, info.sections_abandoned_early);
+	EXPECT_EQ(0, info.arrival_samples);
+	EXPECT_EQ(0, info.arrival_late_max_ns);
+}
+
+/*
+ * The order the receiver sees five sections in, queued by one sendmsg()
+ * with deadlines 10, 5, 4, 3 and 2 s behind a TL_NOTSENT of 1 KB: as
+ * queued without TL_ARRIVAL, earliest deadline first with it, except the
+ * first, which TCP had begun to take (records never interleave).  The
+ * sections are told apart by their contents: pat(s, offset).
+ */
+static void arrival_order(struct __test_metadata *_metadata, int sfd,
+			  int rfd, int *order)
+{
+	static const __u64 dl[5] = { SEC(10), SEC(5), SEC(4), SEC(3), SEC(2) };
+	static const size_t lens[5] = { 32000, 8000, 8000, 8000, 8000 };
+	struct iovec iov[5];
+	__u8 *buf = malloc(65536);
+	struct rxmsg m;
+	__u64 got = 0, want = 0;
+	int k, n = 0, cur = -1;
+
+	for (k = 0; k < 5; k++)
+		order[k] = -1;
+	ASSERT_NE(NULL, buf);
+	for (k = 0; k < 5; k++) {
+		iov[k].iov_base = section_buf(k, lens[k]);
+		iov[k].iov_len = lens[k];
+		ASSERT_NE(NULL, iov[k].iov_base);
+		want += lens[k];
+	}
+	ASSERT_EQ((ssize_t)want, tl_sendv(sfd, iov, 5, dl, 5, TL_DEADLINE,
+					  MSG_TL))
+		TH_LOG("sendmsg: %s", strerror(errno));
+	while (got < want) {
+		tl_recv(rfd, buf, 65536, MSG_TL, &m);
+		ASSERT_LT(0, m.ret) TH_LOG("recvmsg after %llu bytes: %s",
+					   (unsigned long long)got,
+					   m.ret ? strerror(m.err) : "EOF");
+		ASSERT_EQ(TL_DATA, m.type);
+		if (!m.r.sec_off) {
+			ASSERT_GT(5, n);
+			for (cur = 0; cur < 5; cur++)
+				if (m.r.sec_len == lens[cur] &&
+				    mismatch(buf, cur, 0, m.ret) == -1)
+					break;
+			ASSERT_GT(5, cur) TH_LOG("section %llu is none sent",
+						 (unsigned long long)m.r.section);
+			ASSERT_EQ((__u64)n, m.r.section);
+			order[n++] = cur;
+		}
+		EXPECT_EQ(-1, mismatch(buf, cur, m.r.sec_off, m.ret));
+		got += m.ret;
+	}
+	for (k = 0; k < 5; k++)
+		free(iov[k].iov_base);
+	free(buf);
+}
+
+TL_TEST(arrival_edf_order)
+{
+	static const int fifo[5] = { 0, 1, 2, 3, 4 };
+	static const int edf[5] = { 0, 4, 3, 2, 1 };
+	int order[5];
+
+	SETUP_SKIPPED();
+	set_timeouts(self->rcv, 10000);
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 262144));
+	ASSERT_EQ(0, set_u32(self->snd, TL_NOTSENT, TL_MIN_NOTSENT));
+
+	arrival_order(_metadata, self->snd, self->rcv, order);
+	EXPECT_EQ(0, memcmp(fifo, order, sizeof(order)))
+		TH_LOG("without TL_ARRIVAL received in the order %d %d %d %d %d",
+		       order[0], order[1], order[2], order[3], order[4]);
+
+	ASSERT_EQ(0, set_u32(self->snd, TL_ARRIVAL, TL_ARRIVAL_ON));
+	arrival_order(_metadata, self->snd, self->rcv, order);
+	EXPECT_EQ(0, memcmp(edf, order, sizeof(order)))
+		TH_LOG("with TL_ARRIVAL received in the order %d %d %d %d %d",
+		       order[0], order[1], order[2], order[3], order[4]);
+}
+
+/*
+ * A section that cannot arrive in time is abandoned before any byte of it
+ * is sent.  With 100 ms of delay each way (netem on lo), a section whose
+ * deadline is 60 ms away cannot arrive by it: without TL_ARRIVAL TCP is
+ * given its bytes at once (the deadline is the sender's); with it, none,
+ * and the receiver gets one gap for it.  A section with 3 s to live is
+ * delivered whole, and its arrival was predicted within 60 ms (TL_INFO).
+ */
+TL_TEST(arrival_abandon_unreachable)
+{
+	static const __u64 lens[3] = { 10000, 10000, 10000 };
+	struct tl_info a, b, c;
+	struct rx rx;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, system("tc qdisc replace dev lo root netem delay 100ms"))
+		TH_LOG("netem missing?");
+	reopen(_metadata, self, variant, &default_opts);
+	set_timeouts(self->rcv, 10000);
+	ASSERT_EQ(0, rx_init(&rx, lens, 3, 65536));
+
+	ASSERT_EQ(10000, tl_send1(self->snd, 0, 10000, MSEC(60), 0));
+	ASSERT_EQ(0, get_info(self->snd, &a));
+	EXPECT_LT(0, a.bytes_sent) TH_LOG("the sender-side deadline sent nothing");
+	EXPECT_EQ(0, a.sections_abandoned_early);
+
+	ASSERT_EQ(0, set_u32(self->snd, TL_ARRIVAL, TL_ARRIVAL_ON));
+	ASSERT_EQ(10000, tl_send1(self->snd, 1, 10000, MSEC(60), 0));
+	ASSERT_EQ(0, get_info(self->snd, &b));
+	EXPECT_EQ(a.bytes_sent, b.bytes_sent) TH_LOG("%llu bytes of the section sent",
+						     (unsigned long long)(b.bytes_sent - a.bytes_sent));
+	EXPECT_EQ(a.sections_abandoned_unsent + 1, b.sections_abandoned_unsent);
+	EXPECT_EQ(1, b.sections_abandoned_early);
+
+	ASSERT_EQ(10000, tl_send1(self->snd, 2, 10000, SEC(3), 0));
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+	ASSERT_EQ(1, rx_section(_metadata, &rx, self->rcv));
+	ASSERT_EQ(2, rx_section(_metadata, &rx, self->rcv));
+	EXPECT_EQ(0, rx.sec_data[1]);
+	EXPECT_EQ(10000, rx.sec_gap[1]);
+	EXPECT_EQ(10000, rx.sec_data[2]);
+	EXPECT_EQ(0, rx.sec_gap[2]);
+	rx_free(&rx);
+
+	/* The ACK of section 2's last byte comes 100 ms after it arrived. */
+	sleep_ms(300);
+	ASSERT_EQ(0, get_info(self->snd, &c));
+	EXPECT_EQ(1, c.sections_abandoned_early);
+	EXPECT_EQ(1, c.arrival_samples);
+	TH_LOG("arrival error: %llu ns early, %llu ns late",
+	       (unsigned long long)c.arrival_early_ns,
+	       (unsigned long long)c.arrival_late_ns);
+	EXPECT_GT(MSEC(60), c.arrival_early_max_ns);
+	EXPECT_GT(MSEC(60), c.arrival_late_max_ns);
+}
+
 TEST_HARNESS_MAIN
