@@ -4110,7 +4110,7 @@ static void arrival_order(struct __test_metadata *_metadata, int sfd,
 	struct iovec iov[5];
 	__u8 *buf = malloc(65536);
 	struct rxmsg m;
-	__u64 got = 0, want = 0;
+	__u64 got = 0, want = 0, base = 0;
 	int k, n = 0, cur = -1;
 
 	for (k = 0; k < 5; k++)
@@ -4139,7 +4139,10 @@ static void arrival_order(struct __test_metadata *_metadata, int sfd,
 					break;
 			ASSERT_GT(5, cur) TH_LOG("section %llu is none sent",
 						 (unsigned long long)m.r.section);
-			ASSERT_EQ((__u64)n, m.r.section);
+			/* numbered in the order they went out */
+			if (!n)
+				base = m.r.section;
+			ASSERT_EQ(base + n, m.r.section);
 			order[n++] = cur;
 		}
 		EXPECT_EQ(-1, mismatch(buf, cur, m.r.sec_off, m.ret));
@@ -4179,7 +4182,10 @@ TL_TEST(arrival_edf_order)
  * deadline is 60 ms away cannot arrive by it: without TL_ARRIVAL TCP is
  * given its bytes at once (the deadline is the sender's); with it, none,
  * and the receiver gets one gap for it.  A section with 3 s to live is
- * delivered whole, and its arrival was predicted within 60 ms (TL_INFO).
+ * delivered whole, and its arrival was predicted within 60 ms (TL_INFO),
+ * give or take the receiver's delayed ACK (up to an RTT when the section
+ * fits one segment, as on lo), which the sender measures as lateness.  A
+ * prediction of a whole srtt would be 100 ms early.
  */
 TL_TEST(arrival_abandon_unreachable)
 {
@@ -4226,7 +4232,7 @@ TL_TEST(arrival_abandon_unreachable)
 	       (unsigned long long)c.arrival_early_ns,
 	       (unsigned long long)c.arrival_late_ns);
 	EXPECT_GT(MSEC(60), c.arrival_early_max_ns);
-	EXPECT_GT(MSEC(60), c.arrival_late_max_ns);
+	EXPECT_GT(MSEC(60 + 200), c.arrival_late_max_ns);
 }
 
 TEST_HARNESS_MAIN
