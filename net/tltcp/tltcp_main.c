@@ -32,6 +32,9 @@
  *    their 20-byte ABANDON record.
  *  - The receiver parses the records in recvmsg() and returns data and
  *    gaps with TL_DATA / TL_GAP control messages (the paper's API).
+ *  - Optionally (TL_ARRIVAL, tltcp_arrival.c) the deadline is the
+ *    receiver's: a section is abandoned as soon as it can no longer
+ *    arrive by it, and the earliest deadline goes first.
  *
  * The difference from the paper, and what it costs: bytes already handed
  * to TCP cannot be taken back.  Data in flight when its deadline passes

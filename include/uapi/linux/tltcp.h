@@ -11,7 +11,8 @@
  * section; a SOL_TLTCP / TL_DEADLINE control message carries one __u64
  * deadline in nanoseconds per section (relative to the call, or absolute
  * CLOCK_MONOTONIC with TL_DEADLINE_ABS).  The unsent part of a section is
- * abandoned when its deadline passes.  Without MSG_TL, data goes as one
+ * abandoned when its deadline passes (with TL_ARRIVAL_ON, as soon as it
+ * can no longer arrive by it).  Without MSG_TL, data goes as one
  * section with the socket's default deadline (TL_DEFAULT_DEADLINE, 0:
  * none, fully reliable).
  *
@@ -76,7 +77,9 @@ struct tl_record {
 	__u64 stream_off;	/* offset of its first byte in the stream of
 				 * section bytes (data and gaps)
 				 */
-	__u64 section;		/* section number, counted from 0 */
+	__u64 section;		/* section number, counted from 0 in the
+				 * order the sections were sent
+				 */
 	__u64 sec_len;		/* length of that section */
 	__u32 sec_off;		/* offset of its first byte in the section */
 	__u32 len;		/* bytes returned (data) or skipped (gap) */
