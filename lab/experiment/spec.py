@@ -26,7 +26,7 @@ TUNNEL_PORT = 6301
 ENTRY_PORT = 7301
 FLOW_KEYS = {"name", "pair", "transport", "cc", "ccid", "mss", "rate",
              "len", "start", "stop", "count", "lifetime_ms", "on_off",
-             "sections", "ahead", "window", "trace", "ramp", "warmup"}
+             "sections", "ahead", "arrival", "window", "trace", "ramp", "warmup"}
 RUN_KEYS = {"name", "vary", "group", "modules", "topology", "flows",
             "duration", "warmup", "reference", "about", "baseline",
             "weight", "loss_steps", "equation", "tunnel", "repeat",

@@ -25,6 +25,8 @@ def client_args(flow, interval, host):
             a += [opt, str(flow[key])]
     if flow.get("ahead"):
         a.append("-A")
+    if flow.get("arrival"):
+        a.append("-a")
     return a
 
 

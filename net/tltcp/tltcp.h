@@ -54,6 +54,8 @@ struct tltcp_wire_hdr {
 #define TLTCP_STREAM_SECTION	(64U << 10)
 /* Sections waiting in one socket's queue. */
 #define TLTCP_MAX_QUEUED	65536U
+/* A section's deadline when it has none. */
+#define TLTCP_NO_DEADLINE	U64_MAX
 
 /* A section's bytes, in runs of pages (tltcp_buf.c). */
 struct tltcp_buf {
@@ -69,16 +71,27 @@ struct tltcp_buf_pos {
 
 struct tltcp_section {
 	struct list_head	list;
-	u64			id;
+	u64			id;		/* on the wire; valid if numbered */
 	u64			deadline;	/* ns, CLOCK_MONOTONIC; U64_MAX: none */
 	u32			len;
 	u32			mem;		/* bytes charged for data */
 	u32			sent;		/* bytes handed to TCP */
 	u32			end_seq;	/* TCP sequence after them */
 	bool			expired;	/* deadline passed, rest abandoned */
+	bool			numbered;	/* its first record was set */
 	struct tltcp_buf	data;		/* freed once expired, not in use */
 	struct tltcp_buf_pos	pos;		/* of byte "sent" in data */
 };
+
+/* TL_ARRIVAL: a section whose last byte TCP took, and when it was
+ * predicted to arrive (tltcp_arrival.c).
+ */
+struct tltcp_arrival_probe {
+	u64			predicted;	/* ns, CLOCK_MONOTONIC */
+	u32			end_seq;
+};
+
+#define TLTCP_ARRIVAL_PROBES	16
 
 /* The record TCP has been promised but has not taken whole yet. */
 struct tltcp_tx_record {
@@ -129,6 +142,10 @@ struct tltcp_ctx {
 	u64			default_deadline;
 	u32			sndq_limit;	/* 0: sk_sndbuf */
 	u32			notsent;	/* 0: autosized */
+	bool			arrival;	/* TL_ARRIVAL_ON */
+	u8			probe_first;	/* oldest of probe_n probes */
+	u8			probe_n;
+	struct tltcp_arrival_probe probes[TLTCP_ARRIVAL_PROBES];
 	bool			fin_pending;	/* shutdown(SHUT_WR) waits */
 	bool			pushing;	/* in __tltcp_push() */
 	bool			push_again;	/* TCP freed space meanwhile */
@@ -164,6 +181,14 @@ long tltcp_tx_close(struct sock *sk, struct tltcp_ctx *ctx, long timeout);
 void tltcp_shutdown(struct sock *sk, int how);
 void tltcp_update_obsolete(struct sock *sk, struct tltcp_ctx *ctx);
 u32 tltcp_notsent(const struct sock *sk, const struct tltcp_ctx *ctx);
+void tltcp_abandon(struct sock *sk, struct tltcp_ctx *ctx,
+		   struct tltcp_section *sec);
+
+/* tltcp_arrival.c */
+void tltcp_arrival_check(struct sock *sk, struct tltcp_ctx *ctx, u64 now);
+void tltcp_arrival_queue(struct tltcp_ctx *ctx, struct tltcp_section *sec);
+void tltcp_arrival_sent(struct sock *sk, struct tltcp_ctx *ctx, u64 now);
+void tltcp_arrival_acked(struct sock *sk, struct tltcp_ctx *ctx);
 
 /* tltcp_buf.c */
 u32 tltcp_buf_alloc(struct tltcp_buf *b, u32 len, gfp_t gfp);

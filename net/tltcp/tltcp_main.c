@@ -32,6 +32,9 @@
  *    their 20-byte ABANDON record.
  *  - The receiver parses the records in recvmsg() and returns data and
  *    gaps with TL_DATA / TL_GAP control messages (the paper's API).
+ *  - Optionally (TL_ARRIVAL, tltcp_arrival.c) the deadline is the
+ *    receiver's: a section is abandoned as soon as it can no longer
+ *    arrive by it, and the earliest deadline goes first.
  *
  * The difference from the paper, and what it costs: bytes already handed
  * to TCP cannot be taken back.  Data in flight when its deadline passes
@@ -199,6 +202,17 @@ static int tltcp_setsockopt(struct sock *sk, int level, int optname,
 		tltcp_push(sk, ctx);
 		release_sock(sk);
 		return 0;
+	case TL_ARRIVAL:
+		err = tltcp_set_u32(optval, optlen, &v);
+		if (err)
+			return err;
+		if (v != TL_ARRIVAL_OFF && v != TL_ARRIVAL_ON)
+			return -EINVAL;
+		lock_sock(sk);
+		ctx->arrival = v == TL_ARRIVAL_ON;
+		tltcp_push(sk, ctx);
+		release_sock(sk);
+		return 0;
 	default:
 		return -ENOPROTOOPT;
 	}
@@ -232,6 +246,7 @@ static int tltcp_getsockopt(struct sock *sk, int level, int optname,
 		 * receive counters are written by that reader alone.
 		 */
 		tltcp_update_obsolete(sk, ctx);
+		tltcp_arrival_acked(sk, ctx);
 		info = ctx->info;
 		size = min_t(int, len, sizeof(info));
 		break;
@@ -245,6 +260,10 @@ static int tltcp_getsockopt(struct sock *sk, int level, int optname,
 		break;
 	case TL_NOTSENT:
 		v = tltcp_notsent(sk, ctx);
+		size = sizeof(v);
+		break;
+	case TL_ARRIVAL:
+		v = ctx->arrival ? TL_ARRIVAL_ON : TL_ARRIVAL_OFF;
 		size = sizeof(v);
 		break;
 	default:

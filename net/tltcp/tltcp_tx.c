@@ -43,7 +43,6 @@
 
 #include "tltcp.h"
 
-#define TLTCP_NO_DEADLINE	U64_MAX
 /* When TCP refused memory with nothing of its own in flight: retry. */
 #define TLTCP_RETRY_NS		(20 * NSEC_PER_MSEC)
 /* What a struct tltcp_section costs: its kmalloc bucket. */
@@ -220,8 +219,8 @@ void tltcp_update_obsolete(struct sock *sk, struct tltcp_ctx *ctx)
 /* The deadline of @sec passed: what was not handed to TCP is abandoned;
  * its ABANDON record follows when the section reaches the queue's head.
  */
-static void tltcp_abandon(struct sock *sk, struct tltcp_ctx *ctx,
-			  struct tltcp_section *sec)
+void tltcp_abandon(struct sock *sk, struct tltcp_ctx *ctx,
+		   struct tltcp_section *sec)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 rest = sec->len - sec->sent;
@@ -252,14 +251,16 @@ static void tltcp_abandon(struct sock *sk, struct tltcp_ctx *ctx,
 		tltcp_free_data(sk, ctx, sec);
 }
 
-/* Abandon every section whose deadline has passed; re-arm the timer at
- * the earliest deadline left.  Deadlines need not be in queue order.
+/* Abandon every section whose deadline has passed (with TL_ARRIVAL_ON,
+ * also those that cannot arrive by it); re-arm the timer at the earliest
+ * deadline left.  Deadlines need not be in queue order.
  */
 static void tltcp_expire(struct sock *sk, struct tltcp_ctx *ctx)
 {
 	u64 now = tltcp_now(), next = TLTCP_NO_DEADLINE;
 	struct tltcp_section *sec;
 
+	tltcp_arrival_check(sk, ctx, now);
 	if (now < ctx->timer_at)
 		return;
 	list_for_each_entry(sec, &ctx->sendq, list) {
@@ -279,6 +280,13 @@ static void tltcp_set_record(struct tltcp_ctx *ctx, u8 type,
 {
 	struct tltcp_tx_record *r = &ctx->txr;
 
+	/* Sections are numbered in the order they go out, which with
+	 * TL_ARRIVAL_ON need not be the order they were queued in.
+	 */
+	if (!sec->numbered) {
+		sec->id = ctx->next_id++;
+		sec->numbered = true;
+	}
 	r->hdr.type = type;
 	r->hdr.flags = 0;
 	r->hdr.resv = 0;
@@ -362,6 +370,8 @@ static bool tltcp_send_record(struct sock *sk, struct tltcp_ctx *ctx)
 		r->sec = NULL;
 		if (sec->expired)
 			tltcp_free_data(sk, ctx, sec);
+		else if (ctx->arrival && sec->sent == sec->len)
+			tltcp_arrival_sent(sk, ctx, tltcp_now());
 	}
 	r->len = 0;
 	return true;
@@ -490,7 +500,11 @@ static bool __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 							 tltcp_now() +
 							 TLTCP_RETRY_NS));
 		}
-	} else if (ctx->fin_pending) {
+	} else if (ctx->probe_n) {
+		/* The ACKs of sections sent measure the arrival estimate. */
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	}
+	if (!tltcp_tx_pending(ctx) && ctx->fin_pending) {
 		/* tcp_send_fin() may need an skb it cannot fail to get */
 		if (mode & TLTCP_PUSH_ATOMIC)
 			return true;
@@ -570,9 +584,13 @@ void tltcp_write_space(struct sock *sk)
 		}
 		return;
 	}
+	tltcp_arrival_acked(sk, ctx);
 	if (!(tltcp_tx_pending(ctx) || ctx->fin_pending) ||
 	    test_bit(TLTCP_CLOSING, &ctx->flags)) {
 		ctx->saved_write_space(sk);
+		/* TCP calls us only while SOCK_NOSPACE is set. */
+		if (ctx->probe_n && sk->sk_socket)
+			set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 		return;
 	}
 	if (ctx->pushing)
@@ -585,7 +603,9 @@ void tltcp_write_space(struct sock *sk)
 
 void tltcp_tx_init(struct sock *sk, struct tltcp_ctx *ctx)
 {
-	struct tltcp_section hello = { .id = TLTCP_MAGIC, .sent = TLTCP_VERSION };
+	struct tltcp_section hello = {
+		.id = TLTCP_MAGIC, .sent = TLTCP_VERSION, .numbered = true,
+	};
 
 	INIT_LIST_HEAD(&ctx->sendq);
 	INIT_WORK(&ctx->tx_work, tltcp_tx_work);
@@ -741,9 +761,8 @@ static int tltcp_queue_section(struct sock *sk, struct tltcp_ctx *ctx,
 		return -EFAULT;
 	}
 	WRITE_ONCE(ctx->queued_sections, ctx->queued_sections + 1);
-	sec->id = ctx->next_id++;
 	sec->deadline = deadline;
-	list_add_tail(&sec->list, &ctx->sendq);
+	tltcp_arrival_queue(ctx, sec);
 	ctx->info.sections_offered++;
 	ctx->info.sections_queued++;
 	ctx->info.bytes_offered += len;

@@ -1783,7 +1783,7 @@ TL_TEST(doc_sndq_limit_zero_reads_zero)
  */
 TL_TEST(doc_sockopt_errors)
 {
-	static const int u32_opts[] = { TL_SNDQ_LIMIT, TL_NOTSENT };
+	static const int u32_opts[] = { TL_SNDQ_LIMIT, TL_NOTSENT, TL_ARRIVAL };
 	__u64 v64, big[2] = {};
 	socklen_t len;
 	__u32 v32 = 0;
@@ -1840,11 +1840,11 @@ TL_TEST(doc_sockopt_errors)
 
 	/* unknown names; TL_INFO is read-only; bad addresses */
 	EXPECT_ERRNO(ENOPROTOOPT, set_u32(self->snd, 0, 1));
-	EXPECT_ERRNO(ENOPROTOOPT, set_u32(self->snd, TL_NOTSENT + 1, 1));
+	EXPECT_ERRNO(ENOPROTOOPT, set_u32(self->snd, TL_ARRIVAL + 1, 1));
 	EXPECT_ERRNO(ENOPROTOOPT, set_u32(self->snd, TL_INFO, 1));
 	len = sizeof(v32);
 	EXPECT_ERRNO(ENOPROTOOPT, getsockopt(self->snd, SOL_TLTCP, 0, &v32, &len));
-	EXPECT_ERRNO(ENOPROTOOPT, getsockopt(self->snd, SOL_TLTCP, TL_NOTSENT + 1,
+	EXPECT_ERRNO(ENOPROTOOPT, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL + 1,
 					     &v32, &len));
 	EXPECT_ERRNO(EFAULT, setsockopt(self->snd, SOL_TLTCP, TL_NOTSENT, NULL,
 					sizeof(__u32)));
@@ -4044,6 +4044,207 @@ TL_TEST(obsolete_late_within_feed)
 		EXPECT_GE(info.sections_abandoned_partial *
 			  (2ULL * v + 2 * 20), info.bytes_obsolete_late);
 	}
+}
+
+/* Arrival-aware deadlines (TL_ARRIVAL) */
+
+/*
+ * TL_ARRIVAL: off by default, TL_ARRIVAL_ON and _OFF read back, any other
+ * value or length fails with EINVAL and leaves the option as it was;
+ * TL_INFO returns the counters appended for it.
+ */
+TL_TEST(arrival_sockopt)
+{
+	struct tl_info info;
+	socklen_t len;
+	__u64 v64 = TL_ARRIVAL_ON;
+	__u32 v32;
+
+	SETUP_SKIPPED();
+	len = sizeof(v32);
+	v32 = 0xdead;
+	ASSERT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL, &v32, &len))
+		TH_LOG("getsockopt(TL_ARRIVAL): %s", strerror(errno));
+	EXPECT_EQ(sizeof(v32), len);
+	EXPECT_EQ(TL_ARRIVAL_OFF, v32) TH_LOG("TL_ARRIVAL on by default");
+	EXPECT_EQ(0, set_u32(self->snd, TL_ARRIVAL, TL_ARRIVAL_ON));
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL, &v32, &len));
+	EXPECT_EQ(TL_ARRIVAL_ON, v32);
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_ARRIVAL, 2));
+	EXPECT_ERRNO(EINVAL, set_u32(self->snd, TL_ARRIVAL, ~0U));
+	EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL,
+					&v32, 2));
+	EXPECT_ERRNO(EINVAL, setsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL,
+					&v64, sizeof(v64)));
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL, &v32, &len));
+	EXPECT_EQ(TL_ARRIVAL_ON, v32) TH_LOG("a refused value changed it");
+	len = 2;
+	EXPECT_ERRNO(EINVAL, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL,
+					&v32, &len));
+	EXPECT_EQ(0, set_u32(self->snd, TL_ARRIVAL, TL_ARRIVAL_OFF));
+	len = sizeof(v32);
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_ARRIVAL, &v32, &len));
+	EXPECT_EQ(TL_ARRIVAL_OFF, v32);
+
+	len = sizeof(info);
+	memset(&info, 0xff, sizeof(info));
+	EXPECT_EQ(0, getsockopt(self->snd, SOL_TLTCP, TL_INFO, &info, &len));
+	EXPECT_EQ(sizeof(info), len);
+	EXPECT_EQ(0, info.sections_abandoned_early);
+	EXPECT_EQ(0, info.arrival_samples);
+	EXPECT_EQ(0, info.arrival_late_max_ns);
+}
+
+/*
+ * The order the receiver sees five sections in, queued by one sendmsg()
+ * with deadlines 60, 50, 40, 30 and 20 s behind a TL_NOTSENT of 1 KB: as
+ * queued without TL_ARRIVAL, earliest deadline first with it, except the
+ * first, which TCP had begun to take (records never interleave).  The
+ * sections are told apart by their contents: pat(s, offset).
+ */
+static void arrival_order(struct __test_metadata *_metadata, int sfd,
+			  int rfd, int *order)
+{
+	static const __u64 dl[5] = { SEC(60), SEC(50), SEC(40), SEC(30), SEC(20) };
+	static const size_t lens[5] = { 32000, 8000, 8000, 8000, 8000 };
+	struct iovec iov[5];
+	__u8 *buf = malloc(65536);
+	struct rxmsg m;
+	__u64 got = 0, want = 0, base = 0;
+	int k, n = 0, cur = -1;
+
+	for (k = 0; k < 5; k++)
+		order[k] = -1;
+	ASSERT_NE(NULL, buf);
+	for (k = 0; k < 5; k++) {
+		iov[k].iov_base = section_buf(k, lens[k]);
+		iov[k].iov_len = lens[k];
+		ASSERT_NE(NULL, iov[k].iov_base);
+		want += lens[k];
+	}
+	ASSERT_EQ((ssize_t)want, tl_sendv(sfd, iov, 5, dl, 5, TL_DEADLINE,
+					  MSG_TL))
+		TH_LOG("sendmsg: %s", strerror(errno));
+	while (got < want) {
+		tl_recv(rfd, buf, 65536, MSG_TL, &m);
+		ASSERT_LT(0, m.ret) TH_LOG("recvmsg after %llu bytes: %s",
+					   (unsigned long long)got,
+					   m.ret ? strerror(m.err) : "EOF");
+		if (m.type != TL_DATA) {
+			struct tl_info info;
+
+			ASSERT_EQ(0, get_info(sfd, &info));
+			ASSERT_EQ(TL_DATA, m.type)
+				TH_LOG("a gap in section %llu; %llu abandoned early",
+				       (unsigned long long)m.r.section,
+				       (unsigned long long)info.sections_abandoned_early);
+		}
+		if (!m.r.sec_off) {
+			ASSERT_GT(5, n);
+			for (cur = 0; cur < 5; cur++)
+				if (m.r.sec_len == lens[cur] &&
+				    mismatch(buf, cur, 0, m.ret) == -1)
+					break;
+			ASSERT_GT(5, cur) TH_LOG("section %llu is none sent",
+						 (unsigned long long)m.r.section);
+			/* numbered in the order they went out */
+			if (!n)
+				base = m.r.section;
+			ASSERT_EQ(base + n, m.r.section);
+			order[n++] = cur;
+		}
+		EXPECT_EQ(-1, mismatch(buf, cur, m.r.sec_off, m.ret));
+		got += m.ret;
+	}
+	for (k = 0; k < 5; k++)
+		free(iov[k].iov_base);
+	free(buf);
+}
+
+TL_TEST(arrival_edf_order)
+{
+	static const int fifo[5] = { 0, 1, 2, 3, 4 };
+	static const int edf[5] = { 0, 4, 3, 2, 1 };
+	int order[5];
+
+	SETUP_SKIPPED();
+	set_timeouts(self->rcv, 10000);
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 262144));
+	ASSERT_EQ(0, set_u32(self->snd, TL_NOTSENT, TL_MIN_NOTSENT));
+
+	arrival_order(_metadata, self->snd, self->rcv, order);
+	EXPECT_EQ(0, memcmp(fifo, order, sizeof(order)))
+		TH_LOG("without TL_ARRIVAL received in the order %d %d %d %d %d",
+		       order[0], order[1], order[2], order[3], order[4]);
+
+	ASSERT_EQ(0, set_u32(self->snd, TL_ARRIVAL, TL_ARRIVAL_ON));
+	arrival_order(_metadata, self->snd, self->rcv, order);
+	EXPECT_EQ(0, memcmp(edf, order, sizeof(order)))
+		TH_LOG("with TL_ARRIVAL received in the order %d %d %d %d %d",
+		       order[0], order[1], order[2], order[3], order[4]);
+}
+
+/*
+ * A section that cannot arrive in time is abandoned before any byte of it
+ * is sent.  With 100 ms of delay each way (netem on lo), a section whose
+ * deadline is 60 ms away cannot arrive by it: without TL_ARRIVAL TCP is
+ * given its bytes at once (the deadline is the sender's); with it, none,
+ * and the receiver gets one gap for it.  A section with 3 s to live is
+ * delivered whole, and its arrival was not predicted more than 60 ms
+ * late (TL_INFO): a prediction of a whole srtt would be 100 ms too late.
+ * The other side of the error is only logged: on 6.1 and 6.12 the sender
+ * measured 184-307 ms of lateness here, as if the ACK were seen only when
+ * TL_INFO is read (an open problem, see the TL_INFO notes in
+ * Documentation/tltcp.rst).
+ */
+TL_TEST(arrival_abandon_unreachable)
+{
+	static const __u64 lens[3] = { 10000, 10000, 10000 };
+	struct tl_info a, b, c;
+	struct rx rx;
+	int one = 1;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, system("tc qdisc replace dev lo root netem delay 100ms"))
+		TH_LOG("netem missing?");
+	reopen(_metadata, self, variant, &default_opts);
+	set_timeouts(self->rcv, 10000);
+	ASSERT_EQ(0, rx_init(&rx, lens, 3, 65536));
+
+	ASSERT_EQ(10000, tl_send1(self->snd, 0, 10000, MSEC(60), 0));
+	ASSERT_EQ(0, get_info(self->snd, &a));
+	EXPECT_LT(0, a.bytes_sent) TH_LOG("the sender-side deadline sent nothing");
+	EXPECT_EQ(0, a.sections_abandoned_early);
+
+	ASSERT_EQ(0, set_u32(self->snd, TL_ARRIVAL, TL_ARRIVAL_ON));
+	ASSERT_EQ(10000, tl_send1(self->snd, 1, 10000, MSEC(60), 0));
+	ASSERT_EQ(0, get_info(self->snd, &b));
+	EXPECT_EQ(a.bytes_sent, b.bytes_sent) TH_LOG("%llu bytes of the section sent",
+						     (unsigned long long)(b.bytes_sent - a.bytes_sent));
+	EXPECT_EQ(a.sections_abandoned_unsent + 1, b.sections_abandoned_unsent);
+	EXPECT_EQ(1, b.sections_abandoned_early);
+
+	ASSERT_EQ(10000, tl_send1(self->snd, 2, 10000, SEC(3), 0));
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+	ASSERT_EQ(1, rx_section(_metadata, &rx, self->rcv));
+	ASSERT_EQ(2, rx_section(_metadata, &rx, self->rcv));
+	ASSERT_EQ(0, setsockopt(self->rcv, IPPROTO_TCP, TCP_QUICKACK, &one,
+				sizeof(one)));
+	EXPECT_EQ(0, rx.sec_data[1]);
+	EXPECT_EQ(10000, rx.sec_gap[1]);
+	EXPECT_EQ(10000, rx.sec_data[2]);
+	EXPECT_EQ(0, rx.sec_gap[2]);
+	rx_free(&rx);
+
+	/* The ACK of section 2's last byte comes 100 ms after it arrived. */
+	sleep_ms(300);
+	ASSERT_EQ(0, get_info(self->snd, &c));
+	EXPECT_EQ(1, c.sections_abandoned_early);
+	EXPECT_EQ(1, c.arrival_samples);
+	TH_LOG("arrival error: %llu ns early, %llu ns late",
+	       (unsigned long long)c.arrival_early_ns,
+	       (unsigned long long)c.arrival_late_ns);
+	EXPECT_GT(MSEC(60), c.arrival_early_max_ns);
 }
 
 TEST_HARNESS_MAIN

@@ -81,6 +81,7 @@ struct opts {
 	long sec_size;		/* sections: bytes, 0 = no sections */
 	double sec_period, sec_deadline;	/* seconds */
 	bool ahead;		/* TLTCP: abandon one RTT before the deadline */
+	bool arrival;		/* TLTCP: TL_ARRIVAL_ON (arrival-aware) */
 	long window;		/* receiver: TCP_WINDOW_CLAMP, 0 = none */
 	const char *trace;	/* receiver: sequence trace (CSV) */
 	double idle;		/* UDP receiver: silence that ends it, 0 = none */

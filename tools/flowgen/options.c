@@ -20,7 +20,7 @@ void usage(void)
 		"       flowgen -c HOST [-P tcp|tltcp|udp|dccp|sctp] [-p PORT] [-4|-6] [-t SECS]\n"
 		"               [-i SECS] [-C CONGESTION] [-M MSS] [-K 2|3] [-T LIFETIME_MS]\n"
 		"               [-r RATE_BIT_S [-R STEP_BIT_S,PERIOD]] [-l BYTES] [-O ON,OFF]\n"
-		"               [-D SIZE,PERIOD,DEADLINE [-A]] [-w START_DELAY] [-o FILE]\n");
+		"               [-D SIZE,PERIOD,DEADLINE [-A|-a]] [-w START_DELAY] [-o FILE]\n");
 }
 
 /* Rates and sizes may carry a k/M/G suffix. */
@@ -152,6 +152,9 @@ static bool transport_opt(int c, const char *arg, struct opts *o)
 	case 'A':
 		o->ahead = true;
 		return true;
+	case 'a':
+		o->arrival = true;
+		return true;
 	}
 	return false;
 }
@@ -220,12 +223,16 @@ static void check_roles(const struct opts *o, const struct given *g)
 		cli_usage_error("give exactly one of -s and -c HOST");
 	if (o->server && (o->cc || o->rate || g->len || o->wait || o->ccid ||
 			  o->mss || o->ttl_ms || o->on || o->sec_size || o->ahead ||
-			  o->ramp_step))
-		cli_usage_error("-C, -M, -K, -T, -r, -R, -l, -O, -D, -A and -w are client options");
+			  o->arrival || o->ramp_step))
+		cli_usage_error("-C, -M, -K, -T, -r, -R, -l, -O, -D, -A, -a and -w are client options");
 	if (o->ramp_step && !o->rate)
 		cli_usage_error("-R raises a constant rate: give the starting rate with -r");
 	if (o->ahead && (o->proto != P_TLTCP || !o->sec_size))
 		cli_usage_error("-A applies to TLTCP sections (-P tltcp -D ...) only");
+	if (o->arrival && (o->proto != P_TLTCP || !o->sec_size))
+		cli_usage_error("-a applies to TLTCP sections (-P tltcp -D ...) only");
+	if (o->arrival && o->ahead)
+		cli_usage_error("-a and -A are two ways to abandon ahead: give one");
 	if (o->host && (o->window || o->trace || g->idle))
 		cli_usage_error("-W, -S and -I are server options (the receiver's)");
 }
@@ -275,7 +282,7 @@ static void check_flow(struct opts *o, const struct given *g)
 
 void parse_opts(int argc, char **argv, struct opts *o)
 {
-	const char *optstring = "sc:P:p:46t:i:w:C:M:K:T:O:D:Ar:R:l:W:S:I:o:h";
+	const char *optstring = "sc:P:p:46t:i:w:C:M:K:T:O:D:Aar:R:l:W:S:I:o:h";
 	struct given g = { 0 };
 	int c;
 

@@ -171,6 +171,8 @@ static void report_summary(FILE *f, const struct opts *o,
 			(unsigned long long)r->sec_offered_bytes);
 	if (o->ahead)
 		fprintf(f, ", \"deadline_ahead\": true");
+	if (o->arrival)
+		fprintf(f, ", \"deadline_arrival\": true");
 	if (tot->sctp)
 		fprintf(f, ", \"abandoned_unsent\": %llu, \"abandoned_sent\": %llu",
 			(unsigned long long)tot->sctp->abandoned_unsent,

@@ -219,6 +219,9 @@ int connect_client(const struct opts *o)
 			" (the server refused the CCID)" : "");
 	if (o->proto == P_TLTCP)
 		tltcp_attach(fd);
+	if (o->arrival && tl_set_arrival(fd, TL_ARRIVAL_ON))
+		cli_die("TL_ARRIVAL: %s%s", strerror(errno),
+			errno == ENOPROTOOPT ? " (a tltcp module without it)" : "");
 	return fd;
 }
 

@@ -59,6 +59,11 @@ int tl_records(struct msghdr *msg, struct tl_record *rec, int *type)
 	return n;
 }
 
+int tl_set_arrival(int fd, uint32_t mode)
+{
+	return setsockopt(fd, SOL_TLTCP, TL_ARRIVAL, &mode, sizeof(mode));
+}
+
 int tl_get_info(int fd, struct tl_info *ti)
 {
 	socklen_t len = sizeof(*ti);
@@ -77,6 +82,9 @@ const struct tl_info_field tl_info_fields[] = {
 	TL_FIELD(bytes_queued), TL_FIELD(sections_queued),
 	TL_FIELD(sections_received), TL_FIELD(bytes_received),
 	TL_FIELD(gaps_received), TL_FIELD(bytes_gap),
+	TL_FIELD(sections_abandoned_early), TL_FIELD(arrival_samples),
+	TL_FIELD(arrival_early_ns), TL_FIELD(arrival_late_ns),
+	TL_FIELD(arrival_early_max_ns), TL_FIELD(arrival_late_max_ns),
 };
 
 #undef TL_FIELD

@@ -52,6 +52,8 @@ int tl_records(struct msghdr *msg, struct tl_record *rec, int *type);
 
 /* TL_INFO into *ti (zeroed first): 0, or -1 with errno. */
 int tl_get_info(int fd, struct tl_info *ti);
+/* TL_ARRIVAL: TL_ARRIVAL_ON or _OFF; 0 or -1 with errno. */
+int tl_set_arrival(int fd, uint32_t mode);
 
 /* The counters of struct tl_info by name, in the UAPI's order. */
 struct tl_info_field {

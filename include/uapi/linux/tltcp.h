@@ -11,7 +11,8 @@
  * section; a SOL_TLTCP / TL_DEADLINE control message carries one __u64
  * deadline in nanoseconds per section (relative to the call, or absolute
  * CLOCK_MONOTONIC with TL_DEADLINE_ABS).  The unsent part of a section is
- * abandoned when its deadline passes.  Without MSG_TL, data goes as one
+ * abandoned when its deadline passes (with TL_ARRIVAL_ON, as soon as it
+ * can no longer arrive by it).  Without MSG_TL, data goes as one
  * section with the socket's default deadline (TL_DEFAULT_DEADLINE, 0:
  * none, fully reliable).
  *
@@ -46,6 +47,22 @@
 #define TL_DEFAULT_DEADLINE	2	/* get/set: __u64 ns, 0 = none */
 #define TL_SNDQ_LIMIT		3	/* get/set: __u32 bytes, 0 = SO_SNDBUF */
 #define TL_NOTSENT		4	/* get/set: __u32 bytes ahead of snd_nxt */
+#define TL_ARRIVAL		5	/* get/set: __u32 TL_ARRIVAL_* */
+
+/* TL_ARRIVAL values: whose clock a deadline is on. */
+#define TL_ARRIVAL_OFF		0	/* default: the sender's.  The unsent
+					 * part of a section is abandoned when
+					 * its deadline passes; sections go in
+					 * the order they were queued.
+					 */
+#define TL_ARRIVAL_ON		1	/* the receiver's.  A section is
+					 * abandoned as soon as its last byte
+					 * can no longer arrive by its deadline
+					 * (estimated from TCP's RTT and
+					 * delivery rate and the bytes ahead
+					 * of it), and queued sections go
+					 * earliest deadline first.
+					 */
 
 /* Limits. */
 #define TL_MAX_SECTIONS		1024	/* sections per sendmsg (UIO_MAXIOV) */
@@ -60,7 +77,9 @@ struct tl_record {
 	__u64 stream_off;	/* offset of its first byte in the stream of
 				 * section bytes (data and gaps)
 				 */
-	__u64 section;		/* section number, counted from 0 */
+	__u64 section;		/* section number, counted from 0 in the
+				 * order the sections were sent
+				 */
 	__u64 sec_len;		/* length of that section */
 	__u32 sec_off;		/* offset of its first byte in the section */
 	__u32 len;		/* bytes returned (data) or skipped (gap) */
@@ -93,6 +112,20 @@ struct tl_info {
 	__u64 gaps_received;		/* receiver: gaps (abandoned ranges) */
 	__u64 bytes_gap;		/* receiver: bytes in gaps */
 	__u64 reserved;
+	/* Appended; TL_INFO returns as much as the caller's length takes. */
+	__u64 sections_abandoned_early;	/* TL_ARRIVAL: abandoned before the
+					 * deadline, as unable to arrive by it
+					 */
+	/* TL_ARRIVAL: the arrival estimate's error.  For each section whose
+	 * last byte TCP took, the arrival predicted then is compared with the
+	 * arrival measured as the time of the ACK that covers that byte, less
+	 * half the minimum RTT.  Mean error: (late - early) / samples.
+	 */
+	__u64 arrival_samples;
+	__u64 arrival_early_ns;		/* sum over arrivals before prediction */
+	__u64 arrival_late_ns;		/* sum over arrivals after prediction */
+	__u64 arrival_early_max_ns;
+	__u64 arrival_late_max_ns;
 };
 
 #endif /* _UAPI_LINUX_TLTCP_H */
