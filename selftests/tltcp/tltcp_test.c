@@ -2075,6 +2075,7 @@ static unsigned int local_port(int fd)
  * bytes) and one completed give exact counts; a second fresh namespace
  * sees zeros; a peer that breaks the framing counts once.  Each event
  * appears once with the family, the addresses and the sockets' ports.
+ * ss -tie shows tcp-ulp-tltcp on both ends.
  */
 TL_TEST(proc_stat_and_tracepoints)
 {
@@ -2106,6 +2107,9 @@ TL_TEST(proc_stat_and_tracepoints)
 	SETUP_SKIPPED();
 	ASSERT_NE(NULL, a);
 	stat_expect(_metadata, want, "after the pair attached");
+	/* As root, ss names the ULP of both ends (INET_DIAG_ULP_INFO). */
+	EXPECT_EQ(0, system("test \"$(ss -Htie state established | grep -c 'tcp-ulp-tltcp')\" = 2"))
+		TH_LOG("ss -tie does not show tcp-ulp-tltcp on both ends");
 
 	rmdir(TRACE_INST);
 	ASSERT_EQ(0, mkdir(TRACE_INST, 0755)) TH_LOG("tracefs: %s", strerror(errno));
