@@ -28,6 +28,9 @@
 #                            (with KDIR=/lib/modules/$(uname -r)/build)
 #   make deb                 the Debian packages research-transports-dkms
 #                            and research-transports-tools, in build/deb
+#   make check-deploy        in the VM: the packages installed, used and
+#                            purged (selftests/pkg), the bpftrace scripts
+#                            during flows (selftests/bpftrace)
 
 SHELL := /bin/bash
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -56,7 +59,7 @@ VM := $(PYTHON) -m lab.vm
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
 	clean kernel-ok ksft tools experiment experiments check-experiments \
-	bench modules_install man deb uninstall
+	bench modules_install man deb uninstall check-deploy
 
 TOOLS := tools/flowgen tools/tltcp_stream tools/tsm tools/tlbench
 
@@ -129,6 +132,11 @@ uninstall:
 
 deb:
 	@$(TOP)/scripts/mkdeb.sh $(BUILD)/deb
+
+check-deploy: modules selftests deb
+	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
+		--timeout 1800 -- \
+		"make -s --no-print-directory -C selftests run_tests TARGETS='bpftrace pkg'"
 
 deps:
 	@$(TOP)/scripts/deps.sh
