@@ -33,6 +33,13 @@ tools_deb=$(ls "$DEBS"/research-transports-tools_*_amd64.deb 2>/dev/null | tail 
 [ -n "$dkms_deb" ] && [ -n "$tools_deb" ] || lib_skip "no packages in $DEBS (make deb)"
 [ -e "/lib/modules/$KREL/build/Makefile" ] || lib_skip "no headers for $KREL"
 
+# DKMS builds for the running kernel and the newest one with headers:
+# hide the other kernels' headers (in the throwaway overlay), compiling
+# under TCG is slow enough for one.
+for b in /lib/modules/*/build; do
+	[ "$b" = "/lib/modules/$KREL/build" ] || rm -f "$b"
+done
+
 # The guest installs the tree's own modules into extra/: out of the way,
 # so that what loads can only be what DKMS built.
 for m in $MODS; do
