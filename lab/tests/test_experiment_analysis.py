@@ -71,6 +71,17 @@ class Analysis(unittest.TestCase):
         got = {(r[0], r[1], r[2]): float(r[3]) for r in rows[1:]}
         self.assertAlmostEqual(got[("a-1", "x", "throughput_kbps")], 1000.0)
         self.assertAlmostEqual(got[("a-1", "x", "rtt_ms")], 20.5)
+        # Each figure also as PDF and SVG.
+        pngs = [n for n in os.listdir(self.d) if n.endswith(".png")]
+        for n in pngs:
+            for ext in (".pdf", ".svg"):
+                self.assertTrue(os.path.exists(os.path.join(
+                    self.d, n[:-4] + ext)), n[:-4] + ext)
+        try:
+            import matplotlib  # noqa: F401
+            self.assertTrue(pngs)
+        except ImportError:
+            pass
         self.assertAlmostEqual(m["flows"]["tcp1"]["throughput_kbps"], 500.0)
         run = m["run"]
         self.assertAlmostEqual(run["utilisation"], 1.0)
