@@ -28,8 +28,15 @@
 #                            the VM; SHORT=1 for its short variant, ONLY=glob
 #                            to redo some of its runs
 #   make experiments         all of them
-#   make install             install the modules into the running system
+#   make install             install the tools, their man pages and the
+#                            bpftrace scripts (PREFIX=/usr/local, DESTDIR)
+#   make modules_install     install the modules into the running system
 #                            (with KDIR=/lib/modules/$(uname -r)/build)
+#   make deb                 the Debian packages research-transports-dkms
+#                            and research-transports-tools, in build/deb
+#   make check-deploy        in the VM: the packages installed, used and
+#                            purged (selftests/pkg), the bpftrace scripts
+#                            during flows (selftests/bpftrace)
 
 SHELL := /bin/bash
 TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -69,7 +76,8 @@ VM := $(PYTHON) -m lab.vm
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
 	clean kernel-ok ksft tools experiment experiments check-experiments \
-	check-nodccp bench check-debug
+	check-nodccp bench check-debug modules_install man deb uninstall \
+	check-deploy
 
 TOOLS := tools/flowgen tools/tltcp_stream tools/tsm tools/tlbench
 
@@ -88,9 +96,65 @@ modules: kernel-ok
 	$(KMAKE) M=$(KBUILD_DIR) modules
 	@echo "modules for $(KREL): $$(cd $(KBUILD_DIR) && find . -name '*.ko' | sort | tr '\n' ' ')"
 
-install: modules
+modules_install: modules
 	$(MAKE) -C $(KDIR) M=$(KBUILD_DIR) modules_install
 	depmod -a $(KREL)
+
+# The tools as every C project installs them.  tsm finds libtsm_preload.so
+# beside itself or in ../lib/research-transports.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib/research-transports
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/research-transports
+INSTALL ?= install
+INSTALL_BINS := tools/flowgen/flowgen tools/tsm/tsm tools/tlbench/tlbench \
+	tools/tltcp_stream/tltcp_stream_send tools/tltcp_stream/tltcp_stream_recv
+# name section summary document
+MAN_PAGES := \
+	"flowgen 1|one flow of test traffic, measured|flowgen" \
+	"tsm 1|the transport services middleware|tsm" \
+	"tltcp_stream 1|an MPEG-like stream over time-lined TCP|tltcp_stream" \
+	"tltcp 7|time-lined TCP, the tltcp upper-layer protocol|tltcp"
+MAN_DIR := $(BUILD)/man
+
+man:
+	@mkdir -p $(MAN_DIR)
+	@for m in $(MAN_PAGES); do IFS='|' read -r ns sum doc <<< "$$m"; \
+		set -- $$ns; \
+		$(TOP)/scripts/rst2man.sh $$1 $$2 "$$sum" \
+			$(TOP)/Documentation/$$doc.rst $(MAN_DIR)/$$1.$$2 || exit 1; \
+	done
+
+install: tools man
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(DATADIR)/bpftrace
+	$(INSTALL) -m 0755 $(addprefix $(TOP)/,$(INSTALL_BINS)) $(DESTDIR)$(BINDIR)
+	$(INSTALL) -m 0644 $(TOP)/tools/tsm/libtsm_preload.so $(DESTDIR)$(LIBDIR)
+	$(INSTALL) -m 0644 $(MAN_DIR)/*.1 $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 0644 $(MAN_DIR)/*.7 $(DESTDIR)$(MANDIR)/man7
+	for p in tltcp_stream_send tltcp_stream_recv; do \
+		echo ".so man1/tltcp_stream.1" > $(DESTDIR)$(MANDIR)/man1/$$p.1; done
+	$(if $(wildcard $(TOP)/tools/bpftrace/*.bt),$(INSTALL) -m 0755 \
+		$(wildcard $(TOP)/tools/bpftrace/*.bt) $(DESTDIR)$(DATADIR)/bpftrace)
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_BINS)))
+	rm -f $(DESTDIR)$(LIBDIR)/libtsm_preload.so
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,flowgen.1 tsm.1 \
+		tltcp_stream.1 tltcp_stream_send.1 tltcp_stream_recv.1)
+	rm -f $(DESTDIR)$(MANDIR)/man7/tltcp.7
+	rm -rf $(DESTDIR)$(DATADIR)
+	-rmdir $(DESTDIR)$(LIBDIR)
+
+deb:
+	@$(TOP)/scripts/mkdeb.sh $(BUILD)/deb
+
+check-deploy: modules selftests deb
+	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
+		--timeout 1800 -- \
+		"make -s --no-print-directory -C selftests run_tests TARGETS='bpftrace pkg'"
 
 deps:
 	@$(TOP)/scripts/deps.sh

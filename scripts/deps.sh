@@ -51,6 +51,7 @@ BASE_PKGS=(
 	linux-source-6.1 xz-utils
 	iproute2 iputils-ping ethtool iperf3 bpftrace tcpdump procps psmisc nftables
 	python3 python3-pip python3-matplotlib
+	dkms debhelper dh-dkms python3-docutils
 )
 
 installed() { # pkg -> 0 when installed

@@ -100,6 +100,10 @@ class _Figures:
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(os.path.join(self.out, fname), dpi=100)
+        # Vector copies for a paper; the report shows the PNG.
+        base = os.path.splitext(os.path.join(self.out, fname))[0]
+        for ext in ("pdf", "svg"):
+            fig.savefig(f"{base}.{ext}")
         self.plt.close(fig)
         self.files.append(fname)
 

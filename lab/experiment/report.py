@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The experiment's result: metrics.json, the figures, the checks (TAP)
-and README.md with our figures beside the paper's (analyze)."""
+"""The experiment's result: metrics.json and metrics.csv, the figures,
+the checks (TAP) and README.md with our figures beside the paper's
+(analyze)."""
 
+import csv
 import json
 import math
 import os
@@ -27,10 +29,46 @@ def analyze(out):
             res["runs"][run["name"]] = reps[0] or {"missing": True}
     with open(os.path.join(out, "metrics.json"), "w") as f:
         json.dump(res, f, indent=1)
+    write_csv(res, os.path.join(out, "metrics.csv"))
     plots = draw(exp, out, res)
     checks = evaluate(exp, res)
     write_report(exp, res, plots, checks, out)
     return exp["name"], checks
+
+
+def csv_rows(res):
+    """metrics.json in long format, one number a row: (run, flow, metric,
+    value); flow is empty for a run's own metrics, a metric nested deeper
+    is named by its dotted path."""
+    rows = []
+
+    def walk(run, flow, path, v):
+        if isinstance(v, bool) or v is None:
+            return
+        if isinstance(v, (int, float)):
+            rows.append((run, flow, ".".join(path), v))
+        elif isinstance(v, dict):
+            for k, w in v.items():
+                walk(run, flow, path + [str(k)], w)
+        elif isinstance(v, list):
+            for i, w in enumerate(v):
+                walk(run, flow, path + [str(i)], w)
+
+    for run, m in res["runs"].items():
+        for k, v in m.items():
+            if k == "flows" and isinstance(v, dict):
+                for flow, fm in v.items():
+                    walk(run, flow, [], fm)
+            else:
+                walk(run, "", [k], v)
+    return rows
+
+
+def write_csv(res, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(("run", "flow", "metric", "value"))
+        w.writerows(csv_rows(res))
 
 
 def print_checks(name, checks):

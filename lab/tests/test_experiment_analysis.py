@@ -3,6 +3,7 @@
 computed from reports written by hand (TLTCP's and MulTFRC's runs
 too)."""
 
+import csv
 import json
 import os
 import tempfile
@@ -63,6 +64,24 @@ class Analysis(unittest.TestCase):
         # One-way: RTT less half the 20 ms base RTT.
         self.assertAlmostEqual(x["delay_ms"], 10.5)
         self.assertAlmostEqual(x["jitter_ms"], 1.0)
+        # metrics.csv: the same numbers in long format.
+        with open(os.path.join(self.d, "metrics.csv")) as f:
+            rows = list(csv.reader(f))
+        self.assertEqual(rows[0], ["run", "flow", "metric", "value"])
+        got = {(r[0], r[1], r[2]): float(r[3]) for r in rows[1:]}
+        self.assertAlmostEqual(got[("a-1", "x", "throughput_kbps")], 1000.0)
+        self.assertAlmostEqual(got[("a-1", "x", "rtt_ms")], 20.5)
+        # Each figure also as PDF and SVG.
+        pngs = [n for n in os.listdir(self.d) if n.endswith(".png")]
+        for n in pngs:
+            for ext in (".pdf", ".svg"):
+                self.assertTrue(os.path.exists(os.path.join(
+                    self.d, n[:-4] + ext)), n[:-4] + ext)
+        try:
+            import matplotlib  # noqa: F401
+            self.assertTrue(pngs)
+        except ImportError:
+            pass
         self.assertAlmostEqual(m["flows"]["tcp1"]["throughput_kbps"], 500.0)
         run = m["run"]
         self.assertAlmostEqual(run["utilisation"], 1.0)

@@ -21,14 +21,16 @@ LINE = re.compile(r"\s(\d+\.\d+): multfrc_update: (.*)$")
 
 
 def parse(text):
-    """[(t, {field: int})] in trace order."""
+    """[(t, {field: int})] in trace order; the address fields (family,
+    saddr...) are left out."""
     recs = []
     for line in text.splitlines():
         m = LINE.search(line)
         if m:
             fields = dict(kv.split("=", 1) for kv in m.group(2).split())
             recs.append((float(m.group(1)),
-                         {k: int(v) for k, v in fields.items()}))
+                         {k: int(v) for k, v in fields.items()
+                          if v.isdigit()}))
     return recs
 
 

@@ -2,7 +2,8 @@
 /*
  * multfrc:multfrc_update, emitted whenever MulTFRC sets a connection's
  * rate (once per RTT, and on every loss event): the state a user needs to
- * see why the rate is what it is.  Read it with bpftrace
+ * see why the rate is what it is, with the connection's addresses
+ * (include/research/sock_trace.h).  Read it with bpftrace
  * (tracepoint:multfrc:multfrc_update) or through tracefs.
  */
 #undef TRACE_SYSTEM
@@ -12,7 +13,7 @@
 #define _TCP_MULTFRC_TRACE_H
 
 #include <linux/tracepoint.h>
-#include <net/inet_sock.h>
+#include <research/sock_trace.h>
 
 TRACE_EVENT(multfrc_update,
 	    TP_PROTO(const struct sock *sk, u32 n_milli, u32 p_ppb,
@@ -20,9 +21,7 @@ TRACE_EVENT(multfrc_update,
 		     u64 x_recv, u64 rate, bool slow_start),
 	    TP_ARGS(sk, n_milli, p_ppb, j_milli, rtt_us, rto_us, x_calc,
 		    x_recv, rate, slow_start),
-	    TP_STRUCT__entry(__field(const void *, skaddr)
-			     __field(u16, sport)
-			     __field(u16, dport)
+	    TP_STRUCT__entry(RT_SOCK_FIELDS
 			     __field(u32, n_milli)
 			     __field(u32, p_ppb)
 			     __field(u32, j_milli)
@@ -32,9 +31,7 @@ TRACE_EVENT(multfrc_update,
 			     __field(u64, x_recv)
 			     __field(u64, rate)
 			     __field(bool, slow_start)),
-	    TP_fast_assign(__entry->skaddr = sk;
-			   __entry->sport = ntohs(inet_sk(sk)->inet_sport);
-			   __entry->dport = ntohs(inet_sk(sk)->inet_dport);
+	    TP_fast_assign(RT_STORE_SOCK(sk);
 			   __entry->n_milli = n_milli;
 			   __entry->p_ppb = p_ppb;
 			   __entry->j_milli = j_milli;
@@ -44,8 +41,8 @@ TRACE_EVENT(multfrc_update,
 			   __entry->x_recv = x_recv;
 			   __entry->rate = rate;
 			   __entry->slow_start = slow_start),
-	    TP_printk("sport=%u dport=%u n_milli=%u p_ppb=%u j_milli=%u rtt_us=%u rto_us=%u x_calc=%llu x_recv=%llu rate=%llu slow_start=%d",
-		      __entry->sport, __entry->dport, __entry->n_milli,
+	    TP_printk(RT_SOCK_FMT " n_milli=%u p_ppb=%u j_milli=%u rtt_us=%u rto_us=%u x_calc=%llu x_recv=%llu rate=%llu slow_start=%d",
+		      RT_SOCK_ARGS, __entry->n_milli,
 		      __entry->p_ppb, __entry->j_milli, __entry->rtt_us,
 		      __entry->rto_us, __entry->x_calc, __entry->x_recv,
 		      __entry->rate, __entry->slow_start)

@@ -3,7 +3,8 @@
  * Time-lined TCP: what the module's files share.  tltcp_main.c holds the
  * ULP (attach, close, socket options, poll), tltcp_tx.c the send path
  * (section queue, lifetime timer, framing), tltcp_rx.c the receive path
- * (parsing, gap reports).  The algorithm is described in tltcp_main.c.
+ * (parsing, gap reports), tltcp_stat.c the per-namespace counters and the
+ * tracepoints.  The algorithm is described in tltcp_main.c.
  */
 #ifndef _NET_TLTCP_H
 #define _NET_TLTCP_H
@@ -16,6 +17,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
+#include <net/snmp.h>
 #include <net/sock.h>
 #include <uapi/linux/tltcp.h>
 
@@ -126,8 +128,34 @@ enum {
 	TLTCP_CLOSING,		/* close started: nothing may queue work */
 };
 
+/* The namespace's counters, /proc/net/tltcp_stat (tltcp_stat.c). */
+enum {
+	TLTCP_MIB_CURR_SOCKETS,		/* sockets with the ULP now */
+	TLTCP_MIB_SOCKETS,		/* sockets that ever attached it */
+	TLTCP_MIB_SECTIONS_OFFERED,
+	TLTCP_MIB_SECTIONS_COMPLETED,
+	TLTCP_MIB_SECTIONS_ABANDONED,	/* deadline or close, some unsent */
+	TLTCP_MIB_BYTES_ABANDONED,	/* never handed to TCP */
+	TLTCP_MIB_BYTES_OBSOLETE_LATE,	/* as tl_info's */
+	TLTCP_MIB_BYTES_OBSOLETE_RETRANS,
+	TLTCP_MIB_SECTIONS_RECEIVED,	/* receiver: sections begun */
+	TLTCP_MIB_GAPS_RECEIVED,	/* receiver: ABANDON records */
+	TLTCP_MIB_BYTES_GAP,
+	TLTCP_MIB_FRAMING_ERRORS,	/* peers that broke the framing */
+	TLTCP_MIB_MAX
+};
+
+struct tltcp_mib {
+	unsigned long	mibs[TLTCP_MIB_MAX];
+};
+
+#define TLTCP_INC_STATS(ctx, field)	SNMP_INC_STATS((ctx)->mib, field)
+#define TLTCP_DEC_STATS(ctx, field)	SNMP_DEC_STATS((ctx)->mib, field)
+#define TLTCP_ADD_STATS(ctx, field, n)	SNMP_ADD_STATS((ctx)->mib, field, n)
+
 struct tltcp_ctx {
 	struct sock		*sk;
+	struct tltcp_mib __percpu *mib;	/* the socket's namespace's */
 	struct proto		*sk_proto;	/* TCP's, restored on close */
 	void			(*saved_write_space)(struct sock *sk);
 	unsigned long		flags;
@@ -204,5 +232,10 @@ void tltcp_rx_init(struct tltcp_ctx *ctx);
 void tltcp_rx_close(struct sock *sk, struct tltcp_ctx *ctx);
 void tltcp_rx_proto(struct proto *prot);
 bool tltcp_rx_readable(struct sock *sk, struct tltcp_ctx *ctx, bool tcp_in);
+
+/* tltcp_stat.c */
+int tltcp_stat_init(void);
+void tltcp_stat_exit(void);
+struct tltcp_mib __percpu *tltcp_net_mib(const struct net *net);
 
 #endif /* _NET_TLTCP_H */

@@ -312,6 +312,7 @@ static void tltcp_close(struct sock *sk, long timeout)
 	write_unlock_bh(&sk->sk_callback_lock);
 	release_sock(sk);
 
+	TLTCP_DEC_STATS(ctx, TLTCP_MIB_CURR_SOCKETS);
 	mutex_destroy(&ctx->rx.lock);
 	kfree_rcu(ctx, rcu);
 	base->close(sk, timeout);
@@ -392,6 +393,7 @@ static int tltcp_init(struct sock *sk)
 		return -ENOMEM;
 	ctx->sk = sk;
 	ctx->sk_proto = sk->sk_prot;
+	ctx->mib = tltcp_net_mib(sock_net(sk));
 	tltcp_tx_init(sk, ctx);
 	tltcp_rx_init(ctx);
 
@@ -403,6 +405,8 @@ static int tltcp_init(struct sock *sk)
 	WRITE_ONCE(sk->sk_socket->ops, &tltcp_proto_ops[f]);
 	write_unlock_bh(&sk->sk_callback_lock);
 
+	TLTCP_INC_STATS(ctx, TLTCP_MIB_CURR_SOCKETS);
+	TLTCP_INC_STATS(ctx, TLTCP_MIB_SOCKETS);
 	/* Send the HELLO. */
 	tltcp_push(sk, ctx);
 	return 0;
@@ -416,14 +420,23 @@ static struct tcp_ulp_ops tltcp_ulp_ops __read_mostly = {
 
 static int __init tltcp_module_init(void)
 {
+	int err;
+
 	BUILD_BUG_ON(TLTCP_HDR_LEN != 20);
 	BUILD_BUG_ON(sizeof(struct tl_record) % 8 || sizeof(struct tl_info) % 8);
-	return tcp_register_ulp(&tltcp_ulp_ops);
+	err = tltcp_stat_init();
+	if (err)
+		return err;
+	err = tcp_register_ulp(&tltcp_ulp_ops);
+	if (err)
+		tltcp_stat_exit();
+	return err;
 }
 
 static void __exit tltcp_module_exit(void)
 {
 	tcp_unregister_ulp(&tltcp_ulp_ops);
+	tltcp_stat_exit();
 }
 
 module_init(tltcp_module_init);

@@ -27,6 +27,7 @@
 #include <compat/kcompat.h>
 
 #include "tltcp.h"
+#include "tltcp_trace.h"
 
 void tltcp_rx_init(struct tltcp_ctx *ctx)
 {
@@ -78,6 +79,7 @@ static bool tltcp_rx_shut(struct sock *sk, struct tltcp_rx *rx)
 static int tltcp_rx_fail(struct sock *sk, struct tltcp_ctx *ctx)
 {
 	ctx->rx.err = -EPROTO;
+	TLTCP_INC_STATS(ctx, TLTCP_MIB_FRAMING_ERRORS);
 	tcp_abort(sk, EPROTO);
 	return -EPROTO;
 }
@@ -122,6 +124,7 @@ static int tltcp_rx_parse(struct sock *sk, struct tltcp_ctx *ctx)
 		rx->sec_len = slen;
 		rx->in_section = true;
 		ctx->info.sections_received++;
+		TLTCP_INC_STATS(ctx, TLTCP_MIB_SECTIONS_RECEIVED);
 	}
 	if (len > slen - off ||
 	    (h->type == TLTCP_REC_ABANDON && len != slen - off))
@@ -132,6 +135,9 @@ static int tltcp_rx_parse(struct sock *sk, struct tltcp_ctx *ctx)
 	if (h->type == TLTCP_REC_ABANDON) {
 		ctx->info.gaps_received++;
 		ctx->info.bytes_gap += len;
+		TLTCP_INC_STATS(ctx, TLTCP_MIB_GAPS_RECEIVED);
+		TLTCP_ADD_STATS(ctx, TLTCP_MIB_BYTES_GAP, len);
+		trace_tltcp_gap(sk, rx->section, off, slen, len, rx->stream_off);
 	}
 	return 1;
 }

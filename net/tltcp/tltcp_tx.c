@@ -42,6 +42,7 @@
 #include <compat/kcompat.h>
 
 #include "tltcp.h"
+#include "tltcp_trace.h"
 
 /* When TCP refused memory with nothing of its own in flight: retry. */
 #define TLTCP_RETRY_NS		(20 * NSEC_PER_MSEC)
@@ -195,6 +196,8 @@ static void tltcp_dequeue(struct sock *sk, struct tltcp_ctx *ctx,
 {
 	list_del(&sec->list);
 	WRITE_ONCE(ctx->queued_sections, ctx->queued_sections - 1);
+	if (!sec->expired)	/* then every byte went to TCP */
+		TLTCP_INC_STATS(ctx, TLTCP_MIB_SECTIONS_COMPLETED);
 	ctx->info.sections_queued--;
 	tltcp_free_section(sk, ctx, sec);
 }
@@ -211,6 +214,8 @@ void tltcp_update_obsolete(struct sock *sk, struct tltcp_ctx *ctx)
 		return;
 	ctx->info.bytes_obsolete_retrans += tp->bytes_retrans -
 					    ctx->retrans_mark;
+	TLTCP_ADD_STATS(ctx, TLTCP_MIB_BYTES_OBSOLETE_RETRANS,
+			tp->bytes_retrans - ctx->retrans_mark);
 	ctx->retrans_mark = tp->bytes_retrans;
 	if (!before(tp->snd_una, ctx->obsolete_end))
 		ctx->obsolete_tracking = false;
@@ -224,8 +229,12 @@ void tltcp_abandon(struct sock *sk, struct tltcp_ctx *ctx,
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 rest = sec->len - sec->sent;
+	u32 late;
 
 	sec->expired = true;
+	trace_tltcp_section_abandoned(sk, sec->id, sec->len, sec->sent, sec->deadline);
+	TLTCP_INC_STATS(ctx, TLTCP_MIB_SECTIONS_ABANDONED);
+	TLTCP_ADD_STATS(ctx, TLTCP_MIB_BYTES_ABANDONED, rest);
 	ctx->info.bytes_abandoned += rest;
 	ctx->info.bytes_queued -= rest;
 	if (!sec->sent) {
@@ -233,9 +242,11 @@ void tltcp_abandon(struct sock *sk, struct tltcp_ctx *ctx,
 	} else {
 		ctx->info.sections_abandoned_partial++;
 		/* Bytes TCP has but has not sent yet will go out late. */
-		if (after(sec->end_seq, tp->snd_nxt))
-			ctx->info.bytes_obsolete_late +=
-				min(sec->end_seq - tp->snd_nxt, sec->sent);
+		if (after(sec->end_seq, tp->snd_nxt)) {
+			late = min(sec->end_seq - tp->snd_nxt, sec->sent);
+			ctx->info.bytes_obsolete_late += late;
+			TLTCP_ADD_STATS(ctx, TLTCP_MIB_BYTES_OBSOLETE_LATE, late);
+		}
 		if (after(sec->end_seq, tp->snd_una)) {
 			tltcp_update_obsolete(sk, ctx);
 			if (!ctx->obsolete_tracking ||
@@ -764,6 +775,7 @@ static int tltcp_queue_section(struct sock *sk, struct tltcp_ctx *ctx,
 	sec->deadline = deadline;
 	tltcp_arrival_queue(ctx, sec);
 	ctx->info.sections_offered++;
+	TLTCP_INC_STATS(ctx, TLTCP_MIB_SECTIONS_OFFERED);
 	ctx->info.sections_queued++;
 	ctx->info.bytes_offered += len;
 	ctx->info.bytes_queued += len;

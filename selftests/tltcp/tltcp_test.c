@@ -1971,6 +1971,214 @@ TL_TEST(doc_wire_format_received)
 	}
 }
 
+/* /proc/net/tltcp_stat, in the order the module prints it. */
+enum {
+	ST_CURR_SOCKETS, ST_SOCKETS, ST_OFFERED, ST_COMPLETED, ST_ABANDONED,
+	ST_BYTES_ABANDONED, ST_OBSOLETE_LATE, ST_OBSOLETE_RETRANS,
+	ST_RECEIVED, ST_GAPS, ST_BYTES_GAP, ST_FRAMING_ERRORS, ST_MAX
+};
+
+static const char stat_names[ST_MAX][32] = {
+	"TltcpCurrSockets", "TltcpSockets", "TltcpSectionsOffered",
+	"TltcpSectionsCompleted", "TltcpSectionsAbandoned",
+	"TltcpBytesAbandoned", "TltcpBytesObsoleteLate",
+	"TltcpBytesObsoleteRetrans", "TltcpSectionsReceived",
+	"TltcpGapsReceived", "TltcpBytesGap", "TltcpFramingErrors",
+};
+
+/* The calling thread's namespace's counters; the number of lines read
+ * in the expected order (ST_MAX when the file is as documented).
+ */
+static int stat_read(unsigned long long v[ST_MAX])
+{
+	FILE *f = fopen("/proc/net/tltcp_stat", "r");
+	char name[64];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (n < ST_MAX && fscanf(f, "%63s %llu", name, &v[n]) == 2 &&
+	       !strcmp(name, stat_names[n]))
+		n++;
+	if (fscanf(f, "%63s", name) == 1)
+		n = -2;		/* more than documented */
+	fclose(f);
+	return n;
+}
+
+static void stat_expect(struct __test_metadata *_metadata,
+			const unsigned long long want[ST_MAX], const char *when)
+{
+	unsigned long long got[ST_MAX];
+	int i;
+
+	ASSERT_EQ(ST_MAX, stat_read(got)) TH_LOG("%s: /proc/net/tltcp_stat", when);
+	for (i = 0; i < ST_MAX; i++)
+		EXPECT_EQ(want[i], got[i]) TH_LOG("%s: %s", when, stat_names[i]);
+}
+
+#define TRACE_INST	"/sys/kernel/tracing/instances/tltcp_selftest"
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* What an event of tracepoint @ev printed, the first line that has all
+ * of @want's words; NULL if none.  Free it.
+ */
+static char *trace_find(const char *ev, const char *const want[], int n)
+{
+	FILE *f = fopen(TRACE_INST "/trace", "r");
+	char line[1024];
+	int i;
+
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, ev))
+			continue;
+		for (i = 0; i < n && strstr(line, want[i]); i++)
+			;
+		if (i == n) {
+			fclose(f);
+			return strdup(line);
+		}
+	}
+	fclose(f);
+	return NULL;
+}
+
+static unsigned int local_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len))
+		return 0;
+	return ntohs(ss.ss_family == AF_INET ?
+		     ((struct sockaddr_in *)&ss)->sin_port :
+		     ((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+/*
+ * The namespace's counters (/proc/net/tltcp_stat) and the tracepoints
+ * tltcp:tltcp_section_abandoned and tltcp:tltcp_gap.  The fixture's fresh
+ * namespace holds its two sockets; one section abandoned whole (5000
+ * bytes) and one completed give exact counts; a second fresh namespace
+ * sees zeros; a peer that breaks the framing counts once.  Each event
+ * appears once with the family, the addresses and the sockets' ports.
+ * ss -tie shows tcp-ulp-tltcp on both ends.
+ */
+TL_TEST(proc_stat_and_tracepoints)
+{
+	unsigned long long want[ST_MAX] = {
+		[ST_CURR_SOCKETS] = 2, [ST_SOCKETS] = 2,
+	};
+	const struct pair_opts plain_snd = { .plain_snd = true };
+	bool v6 = variant->family == AF_INET6;
+	char ev_ports[64], gap_ports[64];
+	const char *ab_want[] = {
+		v6 ? "family=AF_INET6 " : "family=AF_INET ", ev_ports,
+		v6 ? "saddrv6=::1 daddrv6=::1" : "saddr=127.0.0.1 daddr=127.0.0.1",
+		"section=0 len=5000 sent=0 abandoned=5000 ",
+	};
+	const char *gap_want[] = {
+		ab_want[0], gap_ports, ab_want[2],
+		"section=0 sec_off=0 sec_len=5000 len=5000 stream_off=0",
+	};
+	__u8 *a = section_buf(0, 5000), buf[WIRE_HDR_LEN + 4] = {};
+	struct iovec iov = { a, 5000 };
+	struct tl_info si;
+	struct rxmsg m;
+	struct rx rx;
+	int status;
+	char *line;
+	pid_t pid;
+	__u64 dl;
+
+	SETUP_SKIPPED();
+	ASSERT_NE(NULL, a);
+	stat_expect(_metadata, want, "after the pair attached");
+	/* As root, ss names the ULP of both ends (INET_DIAG_ULP_INFO). */
+	EXPECT_EQ(0, system("test \"$(ss -Htie state established | grep -c 'tcp-ulp-tltcp')\" = 2"))
+		TH_LOG("ss -tie does not show tcp-ulp-tltcp on both ends");
+
+	rmdir(TRACE_INST);
+	ASSERT_EQ(0, mkdir(TRACE_INST, 0755)) TH_LOG("tracefs: %s", strerror(errno));
+	ASSERT_EQ(0, write_str(TRACE_INST "/events/tltcp/enable", "1"));
+	snprintf(ev_ports, sizeof(ev_ports), "sport=%u dport=%u ",
+		 local_port(self->snd), local_port(self->rcv));
+	snprintf(gap_ports, sizeof(gap_ports), "sport=%u dport=%u ",
+		 local_port(self->rcv), local_port(self->snd));
+
+	dl = now_ns() - MSEC(1);
+	ASSERT_EQ(5000, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE_ABS, MSG_TL));
+	fill(a, 1, 0, 5000);
+	dl = now_ns() + SEC(5);
+	ASSERT_EQ(5000, tl_sendv(self->snd, &iov, 1, &dl, 1, TL_DEADLINE_ABS, MSG_TL));
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+	ASSERT_EQ(1, rx_section(_metadata, &rx, self->rcv));
+	ASSERT_EQ(0, wait_drained(self->snd, 2000, &si));
+	write_str(TRACE_INST "/events/tltcp/enable", "0");
+	want[ST_OFFERED] = 2;
+	want[ST_COMPLETED] = 1;
+	want[ST_ABANDONED] = 1;
+	want[ST_BYTES_ABANDONED] = 5000;
+	want[ST_RECEIVED] = 2;
+	want[ST_GAPS] = 1;
+	want[ST_BYTES_GAP] = 5000;
+	stat_expect(_metadata, want, "after the exchange");
+
+	line = trace_find("tltcp_section_abandoned:", ab_want, 4);
+	EXPECT_NE(NULL, line) TH_LOG("no tltcp_section_abandoned with %s%s", ev_ports, ab_want[3]);
+	free(line);
+	line = trace_find("tltcp_gap:", gap_want, 4);
+	EXPECT_NE(NULL, line) TH_LOG("no tltcp_gap with %s%s", gap_ports, gap_want[3]);
+	free(line);
+	rmdir(TRACE_INST);
+
+	/* Another namespace has its own counters, all zero. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		unsigned long long got[ST_MAX];
+		int i;
+
+		if (unshare(CLONE_NEWNET) || stat_read(got) != ST_MAX)
+			_exit(2);
+		for (i = 0; i < ST_MAX; i++)
+			if (got[i])
+				_exit(1);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("a new namespace's counters are not all 0 (2: unreadable)");
+
+	/* Closing gives the sockets back; a HELLO of version 2 breaks the
+	 * framing: one error, the receiving socket still attached.
+	 */
+	reopen(_metadata, self, variant, &plain_snd);
+	wire_hdr(buf, WIRE_HELLO, 0, WIRE_MAGIC, 2, 0);
+	ASSERT_EQ(WIRE_HDR_LEN, write(self->snd, buf, WIRE_HDR_LEN));
+	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL, &m);
+	EXPECT_EQ(EPROTO, m.err);
+	want[ST_CURR_SOCKETS] = 1;
+	want[ST_SOCKETS] = 3;
+	want[ST_FRAMING_ERRORS] = 1;
+	stat_expect(_metadata, want, "after a broken HELLO");
+	rx_free(&rx);
+	free(a);
+}
+
 static volatile sig_atomic_t sigpipes;
 
 static void count_sigpipe(int sig)

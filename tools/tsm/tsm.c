@@ -465,17 +465,22 @@ static int cmd_run(const struct opts *o, char **argv)
 		setenv("TSM_PATH_DELAY", buf, 1);
 	}
 
-	/* The library beside this program, unless TSM_PRELOAD names one. */
+	/* The library beside this program or where 'make install' puts
+	 * it (../lib/research-transports), unless TSM_PRELOAD names one.
+	 */
 	env = getenv("TSM_PRELOAD");
 	if (env) {
 		snprintf(lib, sizeof(lib), "%s", env);
 	} else {
-		n = readlink("/proc/self/exe", lib, sizeof(lib) - 32);
+		n = readlink("/proc/self/exe", lib, sizeof(lib) - 64);
 		if (n < 0)
 			cli_usage_error("run: /proc/self/exe: %s", strerror(errno));
 		lib[n] = '\0';
 		slash = strrchr(lib, '/');
 		strcpy(slash ? slash + 1 : lib, "libtsm_preload.so");
+		if (access(lib, R_OK) && slash)
+			strcpy(slash + 1,
+			       "../lib/research-transports/libtsm_preload.so");
 	}
 	if (access(lib, R_OK))
 		cli_usage_error("run: %s: %s", lib, strerror(errno));

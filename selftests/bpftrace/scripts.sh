@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The bpftrace scripts shipped in tools/bpftrace, each run during the same
+# flows and its output checked: on a 2 Mbit/s, 25 ms dumbbell a TLTCP flow
+# offering twice the link's rate in sections living 300 ms, over MulTFRC,
+# abandons sections (tltcp.bt: ABANDON and GAP lines with the flow's
+# addresses and ports, totals that match the flow's report); multfrc.bt
+# prints the flow's rate updates; tcp_cwnd.bt the flow's cwnd under
+# "multfrc" and a plain TCP flow's under "reno_tw".
+. "$(dirname "$0")/../lib.sh"
+lib_init
+
+BT=$REPO/tools/bpftrace
+lib_require_cmd bpftrace
+[ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
+lib_require_module tltcp tcp_multfrc tcp_reno_tw
+
+lib_topo_up dumbbell --rate 2mbit --delay 25ms --queue bdp
+
+# All three at once: bpftrace's start (BTF, LLVM) is slow under TCG.
+pids=()
+for s in tltcp multfrc tcp_cwnd; do
+	bpftrace "$BT/$s.bt" > "$TMPD/$s.out" 2> "$TMPD/$s.err" &
+	pids+=($!)
+done
+for i in $(seq 1500); do
+	n=$(cat "$TMPD"/*.out 2>/dev/null | grep -c "Ctrl-C ends")
+	[ "$n" = 3 ] && break
+	sleep 0.1
+done
+lib_log "bpftrace: $n of 3 scripts attached after $((i / 10)) s"
+
+lib_flowgen_flow s1 d1 "$TMPD/tl.json" -P tltcp -C multfrc -D 25000,0.05,0.3 -t 4 ||
+	lib_log "the TLTCP flow failed"
+lib_flowgen_flow s1 d1 "$TMPD/tcp.json" -C reno_tw -t 2 || lib_log "the TCP flow failed"
+sleep 1.2	# one more of tcp_cwnd.bt's per-second prints
+kill -INT "${pids[@]}"
+wait "${pids[@]}"
+for s in tltcp multfrc tcp_cwnd; do
+	sed 's/^/#   /' "$TMPD/$s.err" | head -5
+done
+
+read -r abandoned ab_bytes <<< "$(lib_flowgen_summary "$TMPD/tl.json.snd" \
+	tl.sections_abandoned_partial tl.bytes_abandoned)"
+read -r unsent <<< "$(lib_flowgen_summary "$TMPD/tl.json.snd" tl.sections_abandoned_unsent)"
+read -r gaps gap_bytes <<< "$(lib_flowgen_summary "$TMPD/tl.json" tl.gaps_received tl.bytes_gap)"
+sections=$((abandoned + unsent))
+out=$TMPD/tltcp.out
+n_ab=$(grep -cE '^ABANDON 10\.[0-9.]+:[0-9]+ -> 10\.[0-9.]+:5301 section [0-9]+ len 25000 ' "$out")
+# flowgen's server listens on ::, so its end is an IPv6 socket with
+# v4-mapped addresses.
+n_gap=$(grep -cE '^GAP     \[::ffff:10\.[0-9.]+\]:5301 <- \[::ffff:10\.[0-9.]+\]:[0-9]+ section [0-9]+ sec_off [0-9]+ sec_len 25000 ' "$out")
+bt_bytes=$(awk '$1 == "ABANDON" { s += $12 } END { print s + 0 }' "$out")
+bt_gap=$(awk '$1 == "GAP" { s += $12 } END { print s + 0 }' "$out")
+lib_log "tltcp.bt: $n_ab ABANDON lines ($bt_bytes bytes), $n_gap GAP lines ($bt_gap bytes); flowgen: $sections sections abandoned ($ab_bytes bytes), $gaps gaps ($gap_bytes bytes)"
+lib_check "tltcp.bt: one ABANDON line, with addresses and ports, per section abandoned" \
+	test "$n_ab" -gt 0 -a "$n_ab" = "$sections" -a "$bt_bytes" = "$ab_bytes"
+lib_check "tltcp.bt: one GAP line per gap the receiver was told of" \
+	test "$n_gap" -gt 0 -a "$n_gap" = "$gaps" -a "$bt_gap" = "$gap_bytes"
+lib_check "tltcp.bt: totals per connection at the end" \
+	grep -qE '^@bytes_abandoned\[[0-9]+, 5301\]: '"$ab_bytes"'$' "$out"
+
+out=$TMPD/multfrc.out
+n=$(grep -cE '^[0-9:]{8} 10\.[0-9.]+:[0-9]+ -> 10\.[0-9.]+:5301 n 1\.000 p_ppb [0-9]+ j_milli [0-9]+ rtt_us [0-9]+ .* rate [1-9][0-9]* ss [01]$' "$out")
+lib_log "multfrc.bt: $n rate updates of the flow"
+lib_check "multfrc.bt: the flow's rate updates (n, p, j, rate) with its addresses" \
+	test "$n" -ge 10
+
+out=$TMPD/tcp_cwnd.out
+lib_check "tcp_cwnd.bt: the TLTCP flow's cwnd under multfrc" \
+	grep -qE '^@cwnd\[multfrc, [0-9]+, 5301\]: [1-9]' "$out"
+lib_check "tcp_cwnd.bt: the TCP flow's cwnd and ssthresh under reno_tw" \
+	eval "grep -qE '^@cwnd\[reno_tw, [0-9]+, 5301\]: [1-9]' '$out' &&
+	      grep -qE '^@ssthresh\[reno_tw, [0-9]+, 5301\]: [1-9]' '$out'"
+lib_check "tcp_cwnd.bt: the mean cwnd per congestion control at the end" \
+	grep -qE '^@mean_cwnd\[reno_tw\]: [1-9]' "$out"
+lib_finish
