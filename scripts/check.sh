@@ -12,9 +12,13 @@
 #   5. every selftest in a guest of each target kernel; a guest whose
 #      kernel log shows a WARN/BUG/... or a bad taint is a failed test
 #
-# Environment: CHECK_KERNELS (default "6.1 6.12 6.18 latest": Debian 12's
-# two, and the newest 6.18 and newest Debian kernel that scripts/kernels.sh
-# provides), SKIP_IS_FAIL=1 (count
+# Environment: CHECK_KERNELS (the kernels whose guests run the selftests,
+# default "6.1 6.12": Debian 12's two; "6.18" and "latest", the newest 6.18
+# and newest Debian kernel that scripts/kernels.sh provides, boot, but their
+# guests do not yet find the kernel's own modules such as veth and
+# sch_netem: see Documentation/building.rst),
+# BUILD_KERNELS (the kernels the modules are built for with -Werror,
+# default CHECK_KERNELS plus 6.18 and latest), SKIP_IS_FAIL=1 (count
 # skipped tests as failures; CI sets it), TARGETS (selftest directories for
 # the first kernel, default all), TARGETS_LATER (for the other kernels,
 # default those that test this project's modules: reno_tw, multfrc, tltcp,
@@ -37,7 +41,8 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 PY=${PYTHON:-python3}
-kernels=${CHECK_KERNELS:-6.1 6.12 6.18 latest}
+kernels=${CHECK_KERNELS:-6.1 6.12}
+build_kernels=${BUILD_KERNELS:-$kernels 6.18 latest}
 out=$top/results/check
 rm -rf "$out"
 mkdir -p "$out"
@@ -73,7 +78,7 @@ deps_again() {
 	[ $ms -lt 10000 ]
 }
 step "make deps is idempotent: a second run under 10 s" deps_again
-for k in $kernels; do
+for k in $build_kernels; do
 	step "modules build for $k with -Werror" make -s modules KVER="$k" WERROR=1
 done
 step "tools build with -Werror" make -s tools WERROR=1
