@@ -630,7 +630,8 @@ static void op_setsockopt(struct worker *w, int fd)
 		if ((name == TL_NOTSENT && len == 4 && v.u32 >= TL_MIN_NOTSENT &&
 		     v.u32 <= TL_MAX_NOTSENT) ||
 		    (name == TL_DEFAULT_DEADLINE && len == 8 &&
-		     v.u64 <= TL_MAX_DEADLINE))
+		     v.u64 <= TL_MAX_DEADLINE) ||
+		    (name == TL_ARRIVAL && len == 4 && v.u32 <= TL_ARRIVAL_ON))
 			violation("setsockopt SOL_TLTCP %d len %d value %llu: %s",
 				  name, len, (unsigned long long)v.u64,
 				  strerror(errno));
@@ -770,7 +771,7 @@ static void op_getsockopt(struct worker *w, int fd)
 	if (level == SOL_TLTCP) {
 		int size = name == TL_INFO ? (int)sizeof(struct tl_info) :
 			   name == TL_DEFAULT_DEADLINE ? 8 : 4;
-		bool known = name >= TL_INFO && name <= TL_NOTSENT;
+		bool known = name >= TL_INFO && name <= TL_ARRIVAL;
 
 		if (!CHECK("getsockopt", ret, tl_opt_errs, 0,
 			   "SOL_TLTCP %d len %d", name, in))
