@@ -248,10 +248,9 @@ nsbg d1 "$PYTHON" "$APP" sink 127.0.0.1 9200 --out "$TMPD/rs.sink" --idle 60
 sink=$!
 if start_pair rs 7200 -- --peer "$IP4_d1:7200" --udp 127.0.0.1:7201 \
 	--to 127.0.0.1:9200; then
-	# 100 x 120 B per second for 12 s: the new client, which probes the
-	# kernel for its default transport, starts in time under TCG
+	# 100 x 120 B per second for 8 s
 	lib_nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7201 --rate 100 --size 120 \
-		--count 1200 &
+		--count 800 &
 	app=$!
 	sleep 1
 	kill -KILL "$SRV"
