@@ -50,19 +50,7 @@ host=$out/host.tap
 n=0
 start=$(date +%s)
 
-step() { # description, command...: one TAP line in host.tap
-	local desc=$1 log=$out/step.log
-	shift
-	n=$((n + 1))
-	echo "# $(date +%T) $desc" >&2
-	if "$@" > "$log" 2>&1; then
-		echo "ok $n $desc" >> "$host"
-	else
-		echo "not ok $n $desc" >> "$host"
-		sed 's/^/# /' "$log" | tail -40 | tee -a "$host" >&2
-		return 1
-	fi
-}
+. "$top/scripts/step.sh"
 
 echo "TAP version 13" > "$host"
 if ! step "dependencies installed" scripts/deps.sh; then
