@@ -294,8 +294,13 @@ def run(args):
         if moddir and not kmods else ""
     guest = [os.path.join(HERE, "guest.sh"), state, moddir,
              str(args.timeout), modindex, kmods]
-    cmd = vng_cmd(kernel, accel, args) + [
-        "--rwdir", results, "--exec", " ".join(shlex.quote(a) for a in guest)]
+    cmd = vng_cmd(kernel, accel, args) + ["--rwdir", results]
+    if kdir and kdir.startswith(KCACHE + os.sep):
+        # virtme's init hides the host's /var/cache under a tmpfs: a
+        # kernel unpacked there needs its own (read-only) mount for the
+        # guest to find its modules.
+        cmd += [f"--rodir={kdir}"]
+    cmd += ["--exec", " ".join(shlex.quote(a) for a in guest)]
     log(f"booting {kernel} ({accel}), results in {results}")
 
     start = time.monotonic()
