@@ -870,13 +870,20 @@ static const struct pair_opts default_opts;
 
 FIXTURE_SETUP(tltcp)
 {
-	/* The 6.1 harness has no -t: TLTCP_ONLY="name name..." picks tests. */
+	/*
+	 * The 6.1 harness has no -t: TLTCP_ONLY="name name..." picks tests,
+	 * TLTCP_FAMILY=4 or 6 one family's variants.
+	 */
+	const char *family = getenv("TLTCP_FAMILY");
 	const char *only = getenv("TLTCP_ONLY");
 
 	self->snd = -1;
 	self->rcv = -1;
 	if (only && !strstr(only, _metadata->name))
 		SKIP(return, "not in TLTCP_ONLY");
+	if (family && *family &&
+	    atoi(family) != (variant->family == AF_INET ? 4 : 6))
+		SKIP(return, "not in TLTCP_FAMILY");
 	signal(SIGPIPE, SIG_IGN);
 	if (system("modprobe tltcp 2>/dev/null"))
 		SKIP(return, "the tltcp module is not available");
