@@ -47,11 +47,22 @@ for m in $MODS; do
 	rm -f "/lib/modules/$KREL/extra/$m.ko"
 done
 
-t0=$(date +%s)
-dpkg -i "$dkms_deb" "$tools_deb" > "$TMPD/install.log" 2>&1
+# stamped CMD...: run it, each line of its output after the seconds it
+# came at; DKMS compiling under TCG takes minutes, and this says where.
+stamped() {
+	local line
+
+	SECONDS=0
+	"$@" 2>&1 | while IFS= read -r line; do
+		printf '%4d %s\n' "$SECONDS" "$line"
+	done
+	return "${PIPESTATUS[0]}"
+}
+
+stamped dpkg -i "$dkms_deb" "$tools_deb" > "$TMPD/install.log"
 rc=$?
-lib_log "dpkg -i: exit $rc in $(( $(date +%s) - t0 )) s"
-[ $rc = 0 ] || sed 's/^/#   /' "$TMPD/install.log" | tail -30
+lib_log "dpkg -i: exit $rc in $SECONDS s"
+sed 's/^/#   /' "$TMPD/install.log" | tail -30
 lib_check "dpkg installs both packages" test $rc = 0
 dpkg -L research-transports-dkms research-transports-tools 2>/dev/null |
 	sort -u > "$TMPD/files"
@@ -84,11 +95,10 @@ lib_topo_down
 for m in $MODS; do
 	rmmod "$m" || lib_log "rmmod $m failed"
 done
-t0=$(date +%s)
-dpkg --purge research-transports-tools research-transports-dkms > "$TMPD/purge.log" 2>&1
+stamped dpkg --purge research-transports-tools research-transports-dkms > "$TMPD/purge.log"
 rc=$?
-lib_log "dpkg --purge: exit $rc in $(( $(date +%s) - t0 )) s"
-[ $rc = 0 ] || sed 's/^/#   /' "$TMPD/purge.log" | tail -30
+lib_log "dpkg --purge: exit $rc in $SECONDS s"
+sed 's/^/#   /' "$TMPD/purge.log" | tail -30
 lib_check "dpkg purges both packages" test $rc = 0
 
 left=$(while read -r f; do [ -f "$f" ] && echo "$f"; done < "$TMPD/files")
