@@ -69,7 +69,14 @@ RESULTS ?= $(TOP)/results
 # that builds for several kernels never share object files.
 MOD_SOURCES := Kbuild Kconfig net include
 
-PYTHON ?= python3
+# The project's Python (scripts/deps.sh makes it): Debian's python3 in a
+# virtual environment that holds virtme-ng; its bin first in PATH, so that
+# vng and python3 are its own for every script make runs, on the host and,
+# through lab/vm, in the guest.
+RT_VENV ?= /opt/research-transports/venv
+export RT_VENV
+export PATH := $(RT_VENV)/bin:$(PATH)
+PYTHON ?= $(if $(wildcard $(RT_VENV)/bin/python3),$(RT_VENV)/bin/python3,python3)
 # The lab's programs are modules of the package lab/ (python3 -m lab.x).
 export PYTHONPATH := $(TOP)$(if $(PYTHONPATH),:$(PYTHONPATH))
 VM := $(PYTHON) -m lab.vm

@@ -6,7 +6,8 @@
 # newest 6.18 and the newest Debian kernel (scripts/kernels.sh: unpacked
 # into /var/cache/research-transports, built in a chroot), the VM runner
 # (virtme-ng, QEMU, busybox, kmod), the kernel source for checkpatch and the
-# kselftest headers, the networking tools and the plotting library.
+# kselftest headers, the networking tools and the plotting library; the
+# Python packages Debian lacks go into the project's own virtual environment.
 #
 # Idempotent: when everything is present it only reads dpkg's database and
 # apt's lists, which takes well under a second.  Kernel versions are resolved
@@ -18,6 +19,9 @@
 #   DEPS_DRY_RUN=1  print what would be installed, install nothing
 #   KERNEL_TARGETS  the kernels scripts/kernels.sh provides (default
 #                   "6.18 latest"; empty: none)
+#   RT_VENV         the project's Python virtual environment (default
+#                   /opt/research-transports/venv; must be visible in the
+#                   guest, so not below /var/cache or /tmp)
 #   DEPS_DEBUG=1    also the debug kernel's source, linux-source-6.12
 #                   (make check-debug only; make check does not need it)
 
@@ -50,7 +54,7 @@ BASE_PKGS=(
 	mmdebstrap debian-archive-keyring
 	linux-source-6.1 xz-utils
 	iproute2 iputils-ping ethtool iperf3 bpftrace tcpdump procps psmisc nftables
-	python3 python3-pip python3-matplotlib
+	python3 python3-venv python3-matplotlib
 	dkms debhelper dh-dkms python3-docutils
 )
 
@@ -122,29 +126,38 @@ if [ ${#MISSING[@]} -gt 0 ]; then
 	fi
 fi
 
-# virtme-ng from PyPI, pinned.  Debian 12 has no package for it.
-PY=${PYTHON:-python3}
-if ! command -v vng >/dev/null ||
-   [ "$($PY -c 'import importlib.metadata as m; print(m.version("virtme-ng"))' 2>/dev/null)" != "$VIRTME_NG_VERSION" ]; then
+# The project's Python: a virtual environment of Debian's python3 (never a
+# pyenv or other python3 first in PATH) that sees Debian's packages
+# (python3-matplotlib) and holds what Debian 12 does not package, virtme-ng,
+# pinned, from PyPI.  Nothing is installed into a system Python, so pip
+# needs no --break-system-packages.  It lives in /opt, not /var/cache: the
+# guest shares the host's file system but mounts a tmpfs over /var/cache,
+# and the guest's commands run the same interpreter (lab/vm).  The Makefile
+# puts $RT_VENV/bin first in PATH and runs the lab with its python3.
+RT_VENV=${RT_VENV:-/opt/research-transports/venv}
+VPY=$RT_VENV/bin/python3
+venv_ok() { # the venv runs, sees matplotlib and has the pinned vng
+	[ -x "$RT_VENV/bin/vng" ] && "$VPY" -c '
+import importlib.metadata as m, importlib.util as u, sys
+sys.exit(u.find_spec("matplotlib") is None or
+         m.version("virtme-ng") != sys.argv[1])' "$VIRTME_NG_VERSION" 2>/dev/null
+}
+if ! venv_ok; then
 	if [ "${DEPS_DRY_RUN:-0}" = 1 ]; then
-		echo "would install: virtme-ng==$VIRTME_NG_VERSION (PyPI)"
+		echo "would create: $RT_VENV (python3 -m venv, virtme-ng==$VIRTME_NG_VERSION from PyPI)"
 	else
-		log "installing virtme-ng==$VIRTME_NG_VERSION from PyPI"
-		$SUDO $PY -m pip install -q --break-system-packages \
-			"virtme-ng==$VIRTME_NG_VERSION" 2>/dev/null ||
-		$SUDO $PY -m pip install -q "virtme-ng==$VIRTME_NG_VERSION"
-	fi
-fi
-
-# matplotlib for the interpreter that runs the experiment scripts: Debian's
-# package serves /usr/bin/python3; another python3 first in PATH gets PyPI's.
-if ! $PY -c 'import matplotlib' 2>/dev/null; then
-	if [ "${DEPS_DRY_RUN:-0}" = 1 ]; then
-		echo "would install: matplotlib (PyPI, for $PY)"
-	else
-		log "installing matplotlib from PyPI for $PY"
-		$SUDO $PY -m pip install -q --break-system-packages matplotlib 2>/dev/null ||
-		$SUDO $PY -m pip install -q matplotlib
+		log "setting up $RT_VENV: virtme-ng==$VIRTME_NG_VERSION from PyPI"
+		[ -x "$VPY" ] || $SUDO /usr/bin/python3 -m venv --system-site-packages "$RT_VENV" ||
+			die "python3 -m venv $RT_VENV failed (is python3-venv installed?)"
+		# --ignore-installed: a virtme-ng in a system site (an older
+		# deps.sh put one there) must not stand in for the venv's own.
+		$SUDO "$VPY" -m pip install -q --disable-pip-version-check \
+			--ignore-installed "virtme-ng==$VIRTME_NG_VERSION" ||
+			die "pip install virtme-ng into $RT_VENV failed"
+		"$VPY" -c 'import matplotlib' 2>/dev/null ||
+			$SUDO "$VPY" -m pip install -q --disable-pip-version-check matplotlib ||
+			die "matplotlib: neither Debian's python3-matplotlib nor PyPI's in $RT_VENV"
+		venv_ok || die "$RT_VENV is not usable"
 	fi
 fi
 

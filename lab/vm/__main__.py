@@ -67,9 +67,25 @@ def kernel_paths(kernel):
     return None, None
 
 
+def venv_bin():
+    """The bin directory of the virtual environment whose interpreter runs
+    us (the project's, scripts/deps.sh), or None outside one."""
+    if sys.prefix == sys.base_prefix:
+        return None
+    return os.path.join(sys.prefix, "bin")
+
+
+def vng_path():
+    """virtme-ng's vng: our virtual environment's, else the first in PATH."""
+    vbin = venv_bin()
+    if vbin and os.access(os.path.join(vbin, "vng"), os.X_OK):
+        return os.path.join(vbin, "vng")
+    return shutil.which("vng")
+
+
 def vng_cmd(kernel, accel, args):
     vmlinuz = args.image or kernel_paths(kernel)[0]
-    cmd = [shutil.which("vng") or "vng", "--run", vmlinuz,
+    cmd = [vng_path() or "vng", "--run", vmlinuz,
            "--cpus", str(args.cpus), "--memory", args.memory]
     if accel == "tcg":
         cmd.append("--disable-kvm")
@@ -191,8 +207,13 @@ def _state_dir(args):
         command = args.command[0]
     else:
         command = " ".join(shlex.quote(a) for a in args.command)
+    # The guest runs the interpreter we run in: our virtual environment
+    # (in /opt, which the guest sees) first in its PATH.
+    vbin = venv_bin()
+    path = f"export PATH={shlex.quote(vbin)}:$PATH\n" if vbin else ""
     with open(os.path.join(state, "cmd"), "w") as f:
-        f.write(f"cd {shlex.quote(os.getcwd())} || exit 1\n{command}\n")
+        f.write(f"{path}cd {shlex.quote(os.getcwd())} || exit 1\n"
+                f"{command}\n")
     return results, state
 
 
@@ -285,7 +306,7 @@ def run(args):
         log(f"kernel {kernel}: neither /boot/vmlinuz-{kernel} nor "
             f"{KCACHE}/kernels/{kernel}: run 'make deps'")
         return 1
-    if not shutil.which("vng"):
+    if not vng_path():
         log("vng (virtme-ng) not found: run 'make deps'")
         return 1
 

@@ -2,11 +2,15 @@
 /*
  * tltcp:tltcp_section_abandoned, on the sender when a section's deadline
  * passes before all of it was handed to TCP (late_ns: how long after the
- * deadline the lifetime timer acted) or close drops it, and tltcp:tltcp_gap, on the
- * receiver when the ABANDON record that reports the gap arrives.  Both
- * carry the connection's addresses and ports (include/research/
- * sock_trace.h).  Read them with bpftrace (tools/bpftrace/tltcp.bt) or
- * through tracefs.
+ * deadline the lifetime timer acted) or close drops it, and
+ * tltcp:tltcp_gap, on the receiver when the ABANDON record that reports
+ * the gap arrives.  Both carry the connection's addresses and ports
+ * (include/research/sock_trace.h).  Read them with bpftrace
+ * (tools/bpftrace/tltcp.bt) or through tracefs.
+ *
+ * Two TRACE_EVENTs rather than one DECLARE_EVENT_CLASS: but for the
+ * socket's fields (RT_SOCK_FIELDS, already shared) they record different
+ * things, so a class would have nothing else to share.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM tltcp

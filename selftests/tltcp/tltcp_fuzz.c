@@ -45,6 +45,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -119,7 +120,7 @@ static int nconns = 16;
 static int nthreads = 4;
 static const char *cc_list = "cubic reno multfrc multfrc_2 multfrc_0.5 reno_tw";
 
-static volatile int stop;
+static atomic_int stop;		/* a signal handler sets it too */
 static uint64_t deadline_ns;
 static uint64_t ops;		/* atomic */
 static uint64_t oks;		/* atomic */
@@ -751,11 +752,11 @@ static void op_getsockopt(struct worker *w, int fd)
 		SOL_TLTCP, SOL_TLTCP, SOL_TLTCP, IPPROTO_TCP, IPPROTO_TCP,
 		SOL_SOCKET, IPPROTO_IP, IPPROTO_IPV6, 0x1234,
 	};
+	static __thread char val[8192];
 	struct rng *r = &w->r;
 	int level = levels[below(r, ARRAY_SIZE(levels))];
 	int name = level == SOL_TLTCP ? (int)below(r, 7) : (int)below(r, 80);
 	int len = lens[below(r, ARRAY_SIZE(lens))], in;
-	static __thread char val[8192];
 	socklen_t sl;
 	int ret;
 
@@ -1322,6 +1323,7 @@ static bool check_read(struct script *sc, struct cursor *c, const char *buf,
 		c->item++;
 	if (tl) {
 		struct item *it;
+		bool gap;
 
 		if (type < 0) {
 			violation("%s: MSG_TL read of %zd without a record",
@@ -1333,7 +1335,8 @@ static bool check_read(struct script *sc, struct cursor *c, const char *buf,
 			return false;
 		}
 		it = &sc->items[c->item];
-		if ((type == TL_GAP) != it->gap || rec->section != it->section ||
+		gap = type == TL_GAP;
+		if (gap != it->gap || rec->section != it->section ||
 		    rec->sec_off != it->sec_off + c->off ||
 		    rec->sec_len != it->sec_len || rec->len != n) {
 			violation("%s: record %s sec %llu off %u len %u slen %llu, want %s sec %u off %u slen %u",
@@ -1383,8 +1386,8 @@ static bool check_read(struct script *sc, struct cursor *c, const char *buf,
 			c->item++;
 			c->off = 0;
 			/* A MSG_TL read never crosses into another section. */
-			if (tl && done < n && (it->gap ||
-			    it->sec_off + it->len == it->sec_len)) {
+			if (tl && done < n &&
+			    (it->gap || it->sec_off + it->len == it->sec_len)) {
 				violation("%s: read crossed a section", ctx);
 				return false;
 			}
@@ -1674,7 +1677,7 @@ static int run_cc(void)
 	if (!fp || !fgets(avail, sizeof(avail), fp))
 		return 2;
 	fclose(fp);
-	/* " a b c \n" -> " a b c ": each name between two spaces. */
+	/* "a b c" and a newline -> " a b c ": each name between two spaces. */
 	memmove(avail + 1, avail, strlen(avail) + 1);
 	avail[0] = ' ';
 	avail[strcspn(avail, "\n")] = ' ';
@@ -1799,14 +1802,20 @@ static int run_cc(void)
 				if (fl[f].got == fl[f].got_at_heal)
 					all = false;
 			if (all || t > heal_deadline) {
-				for (f = 0; f < nconns && !all; f++)
-					if (fl[f].got == fl[f].got_at_heal)
-						violation("flow %d (%s%s, %s) did not recover within %llu ms of the path healing (rto %u us)",
-							  f, f % 2 ? "IPv6" : "IPv4",
-							  fl[f].tltcp ? ", tltcp" : "",
-							  fl[f].cc ? : "default",
-							  (unsigned long long)(t - (heal_deadline - 3ULL * fl[f].rto_at_heal * 1000 - 1000000000ULL)) / 1000000,
-							  fl[f].rto_at_heal);
+				for (f = 0; f < nconns && !all; f++) {
+					uint64_t since;
+
+					if (fl[f].got != fl[f].got_at_heal)
+						continue;
+					since = t - (heal_deadline - 1000000000ULL -
+						     3ULL * fl[f].rto_at_heal * 1000);
+					violation("flow %d (%s%s, %s) did not recover within %llu ms of the path healing (rto %u us)",
+						  f, f % 2 ? "IPv6" : "IPv4",
+						  fl[f].tltcp ? ", tltcp" : "",
+						  fl[f].cc ? : "default",
+						  (unsigned long long)since / 1000000,
+						  fl[f].rto_at_heal);
+				}
 				heal_deadline = 0;
 				healing = false;
 				phase_end = t;
@@ -1894,7 +1903,7 @@ static int run_cc(void)
 
 /* ------------------------------------------------------------------ */
 
-static void usage(void)
+static void usage_exit(void)
 {
 	fprintf(stderr,
 		"usage: tltcp_fuzz uapi|peer|cc [-s seed] [-t seconds] [-n ops]\n"
@@ -1930,7 +1939,7 @@ int main(int argc, char **argv)
 	int opt, rc;
 
 	if (argc < 2)
-		usage();
+		usage_exit();
 	mode = argv[1];
 	optind = 2;
 	seed = time(NULL);
@@ -1955,11 +1964,11 @@ int main(int argc, char **argv)
 			cc_list = optarg;
 			break;
 		default:
-			usage();
+			usage_exit();
 		}
 	}
 	if (nconns < 1 || nthreads < 1)
-		usage();
+		usage_exit();
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# tltcp_fuzz %s: seed %llu, %.0f s, ops %llu\n", mode,
@@ -1979,7 +1988,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "cc"))
 		rc = run_cc();
 	else
-		usage();
+		usage_exit();
 	print_errnos();
 	printf("%s: seed %llu: %llu ops (%llu ok, %llu documented errors) in %.1f s, %llu violations\n",
 	       mode, (unsigned long long)seed, (unsigned long long)ops,

@@ -2,13 +2,12 @@
 /* Whether the running kernel has DCCP (dccp_probe.h). */
 #include <errno.h>
 #include <netinet/in.h>
-#include <stdio.h>
-#include <string.h>
+#include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "dccp_probe.h"
+#include "moddep.h"
 
 #ifndef SOCK_DCCP
 #define SOCK_DCCP	6
@@ -29,21 +28,11 @@ int dccp_probe(int family)
 
 bool dccp_module_file(void)
 {
-	char path[320], line[512];
-	struct utsname u;
-	bool found = false;
-	FILE *f;
+	char *moddep = moddep_read();
+	bool found;
 
-	if (uname(&u))
-		return false;
-	snprintf(path, sizeof(path), "/lib/modules/%s/modules.dep", u.release);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, "/dccp_ipv4.ko") &&
-			strchr(line, ':') > strstr(line, "/dccp_ipv4.ko");
-	fclose(f);
+	found = moddep && moddep_lists(moddep, "dccp_ipv4");
+	free(moddep);
 	return found;
 }
 

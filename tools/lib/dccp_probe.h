@@ -21,7 +21,7 @@ int dccp_probe(int family);
  */
 bool dccp_errno_absent(int err);
 
-/* Whether this kernel's modules.dep lists dccp_ipv4. */
+/* Whether this kernel's modules.dep lists dccp_ipv4 (moddep.h). */
 bool dccp_module_file(void);
 
 #endif /* TOOLS_DCCP_PROBE_H */

@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/dccp.h>
 #include <netinet/in.h>
 
 #include "internal.h"
+#include "moddep.h"
 
 #ifndef SOCK_DCCP
 #define SOCK_DCCP	6
@@ -87,45 +87,6 @@ static void read_cc_list(struct tsm_offer *off, const char *path,
 		add_cc(off, w, TSM_LOADED, allowed);
 }
 
-/* Whether modules.dep lists <name>.ko (possibly compressed). */
-static bool module_file(const char *moddep, const char *name)
-{
-	char pat[64];
-	const char *p;
-	size_t n;
-
-	n = snprintf(pat, sizeof(pat), "/%s.ko", name);
-	for (p = strstr(moddep, pat); p; p = strstr(p + 1, pat)) {
-		if (p[n] == ':' || p[n] == '.')
-			return true;
-	}
-	return false;
-}
-
-static char *read_moddep(void)
-{
-	struct utsname u;
-	char path[256];
-	size_t n = 0, cap = 1 << 20;
-	char *buf;
-	FILE *f;
-
-	if (uname(&u))
-		return NULL;
-	snprintf(path, sizeof(path), "/lib/modules/%s/modules.dep", u.release);
-	f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	buf = malloc(cap + 1);
-	if (buf) {
-		/* Debian's modules.dep is ~500 KB; more is not a kernel's. */
-		n = fread(buf, 1, cap, f);
-		buf[n] = '\0';
-	}
-	fclose(f);
-	return buf;
-}
-
 static bool privileged(void)
 {
 	char buf[4096], *p;
@@ -162,7 +123,7 @@ static void probe_dccp(struct tsm_offer *off, const char *moddep)
 	fd = socket(AF_INET, SOCK_DCCP, IPPROTO_DCCP);
 	if (fd < 0) {
 		off->dccp_err = errno;
-		off->dccp = moddep && module_file(moddep, "dccp_ipv4") ?
+		off->dccp = moddep && moddep_lists(moddep, "dccp_ipv4") ?
 			    TSM_LOADABLE : TSM_ABSENT;
 		return;
 	}
@@ -184,7 +145,7 @@ static void probe_sctp(struct tsm_offer *off, const char *moddep)
 
 	fd = socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP);
 	if (fd < 0) {
-		off->sctp = moddep && module_file(moddep, "sctp") ?
+		off->sctp = moddep && moddep_lists(moddep, "sctp") ?
 			    TSM_LOADABLE : TSM_ABSENT;
 		return;
 	}
@@ -214,16 +175,16 @@ int tsm_probe(struct tsm_offer *off, struct tsm_error *err)
 		       sizeof(buf)))
 		off->multfrc_n_milli = parse_milli(buf);
 
-	moddep = read_moddep();
+	moddep = moddep_read();
 	for (i = 0; moddep && i < ARRAY_SIZE(table_cc); i++) {
 		snprintf(buf, sizeof(buf), "tcp_%s", table_cc[i]);
-		if (module_file(moddep, buf))
+		if (moddep_lists(moddep, buf))
 			add_cc(off, table_cc[i], TSM_LOADABLE, false);
 	}
 	if (!read_text("/proc/sys/net/ipv4/tcp_available_ulp", buf,
 		       sizeof(buf)) && strstr(buf, "tltcp"))
 		off->tltcp = TSM_LOADED;
-	else if (moddep && module_file(moddep, "tltcp"))
+	else if (moddep && moddep_lists(moddep, "tltcp"))
 		off->tltcp = TSM_LOADABLE;
 	probe_dccp(off, moddep);
 	probe_sctp(off, moddep);
