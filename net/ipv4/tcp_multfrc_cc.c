@@ -691,12 +691,13 @@ static int multfrc_add(u32 n_milli)
 		snprintf(in->ops.name, sizeof(in->ops.name), "multfrc_%s",
 			 name);
 		in->n_milli = n_milli;
-	} else {
-		/* as new: a default or allowed-list entry made it
-		 * unrestricted, which a removal ends as an unload does
-		 */
-		in->ops.flags = tcp_multfrc.flags;
 	}
+	/* Restricted, as a new registration is: making "multfrc" (or this
+	 * instance, before a removal) a default or listing it in
+	 * tcp_allowed_congestion_control sets TCP_CONG_NON_RESTRICTED on its
+	 * ops, which a copy or a removal must not carry over.
+	 */
+	in->ops.flags = 0;
 	ret = tcp_register_congestion_control(&in->ops);
 	if (ret) {
 		pr_err("instances: cannot register multfrc_%s (%d)\n", name,

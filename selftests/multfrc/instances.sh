@@ -84,9 +84,10 @@ lib_check "a list replacing all 16 by others works" expect \
 	"$(seq 21 36 | paste -sd,)" OK
 lib_check "the 16 new ones are there" is "$(available | wc -w)" 16
 lib_check "none of the old" bash -c "! sysctl -n net.ipv4.tcp_available_congestion_control | grep -qw multfrc_1"
-# 32 values of n used so far; 32 more fill the slots, the next is refused
+# 33 values of n used so far (2, 4, 0.5, 1-16, 21-36); 31 more fill the
+# 64 slots, the next new one is refused
 expect "" OK
-for i in $(seq 41 72); do
+for i in $(seq 41 71); do
 	{ echo "+$i" > $PARAMS/instances && echo "-$i" > $PARAMS/instances; } ||
 		lib_log "+$i/-$i failed"
 done
@@ -104,6 +105,14 @@ lib_check "removing the default: EBUSY" expect -0.5 EBUSY \
 lib_check "the default is still available" is "$(available)" "multfrc_0.5 "
 sysctl -qw net.ipv4.tcp_congestion_control="$root_cc"
 lib_check "no longer the default: removed" expect -0.5 OK
+# Making "multfrc" the default opens it to unprivileged sockets; an
+# instance added meanwhile must not inherit that.
+sysctl -qw net.ipv4.tcp_congestion_control=multfrc
+expect +6 OK
+lib_check "an instance added while multfrc is the default stays restricted" \
+	bash -c "! sysctl -n net.ipv4.tcp_allowed_congestion_control | grep -qw multfrc_6"
+sysctl -qw net.ipv4.tcp_congestion_control="$root_cc"
+expect -6 OK
 
 # Sockets using an instance while it is removed: a connection sending,
 # and a listener that accepts a connection afterwards.  Loopback, one
