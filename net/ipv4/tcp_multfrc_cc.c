@@ -35,6 +35,10 @@
  *    rule (the open interval counts when that lowers p); j is averaged with
  *    the same weights and, as in the paper's Algorithm 1, is at most
  *    ceil(n): one loss event cannot hit more flows than there are.
+ *    History discounting (RFC 5348 5.5): once the open interval is more
+ *    than twice the mean of the closed ones, these weigh less (down to a
+ *    quarter), so that after a phase of high loss the rate climbs back
+ *    within a few RTTs instead of after eight loss events.
  *
  *  Slow start: until the first loss event the rate doubles once per RTT,
  *    at most to twice the receive rate, from RFC 5348's initial window
@@ -93,6 +97,12 @@ static const u8 multfrc_weight[MULTFRC_INTERVALS] = {
 	10, 10, 10, 10, 8, 6, 4, 2
 };
 
+/* History discounting (RFC 5348 5.5): discount factors in 1/255 units,
+ * at least THRESHOLD, 0.25.
+ */
+#define MULTFRC_DF_ONE		255U
+#define MULTFRC_DF_MIN		64U
+
 static u32 multfrc_n_milli __read_mostly = 1000;
 static unsigned int multfrc_b __read_mostly = 1;
 
@@ -137,6 +147,7 @@ struct multfrc {
 	u8 nintervals;			/* 0: still in slow start */
 	u8 in_event:1;
 	u8 timer_halved:1;		/* halved, no ACK since */
+	u8 df[MULTFRC_INTERVALS];	/* discount of each interval */
 };
 
 /* "2", "0.5", "12.25": n in thousandths, within the range the equation
@@ -284,34 +295,79 @@ static void multfrc_eq_input(const struct sock *sk, const struct multfrc *ca,
 	in->p = 0;
 }
 
+static u32 multfrc_open_interval(const struct sock *sk,
+				 const struct multfrc *ca)
+{
+	return multfrc_packets(tcp_sk(sk)) - ca->ev_start_pkts;
+}
+
+/* The general discount factor DF (RFC 5348 5.5): once the open interval
+ * is more than twice the (discounted) mean of the closed ones, the closed
+ * ones weigh 2 I_mean / I_0 of their weight, at least a quarter, so that
+ * after a phase of high loss the long loss-free interval that follows
+ * lowers p within a few RTTs instead of after eight loss events.
+ */
+static u32 multfrc_discount(const struct multfrc *ca, u32 open)
+{
+	u64 tot = 0, wtot = 0, df;
+	unsigned int i;
+
+	for (i = 0; i < ca->nintervals; i++) {
+		u32 w = multfrc_weight[i] * ca->df[i];
+
+		tot += (u64)ca->interval[i] * w;
+		wtot += w;
+	}
+	if (!wtot || (u64)open * wtot <= 2 * tot)
+		return MULTFRC_DF_ONE;
+	df = div64_u64(2 * tot * MULTFRC_DF_ONE, (u64)open * wtot);
+	return max_t(u32, df, MULTFRC_DF_MIN);
+}
+
 /* p (2^-32 units) and j (thousandths) from the loss history (RFC 5348
- * 5.4): I_mean is the larger of the weighted means with and without the
- * open interval, so that a long loss-free time lowers p at once.
+ * 5.4, 5.5): I_mean is the larger of the weighted means with and without
+ * the open interval, so that a long loss-free time lowers p at once;
+ * each closed interval's weight is discounted by its factor, and, in the
+ * mean with the open interval, by the general factor.  j is the mean of
+ * the closed events' with the same discounted weights.
  */
 static void multfrc_loss_rate(const struct sock *sk, const struct multfrc *ca,
 			      u32 *p, u32 *j_milli)
 {
-	u64 tot0 = 0, tot1 = 0, wtot = 0, jtot = 0;
-	u32 open = multfrc_packets(tcp_sk(sk)) - ca->ev_start_pkts;
+	u64 tot0 = 0, tot1 = 0, w0tot = 0, w1tot = 0, jtot = 0;
+	u32 open = multfrc_open_interval(sk, ca);
 	unsigned int i;
+	u32 df;
 
 	*p = U32_MAX;
 	*j_milli = 1000;
 	if (!ca->nintervals)
 		return;
 
+	df = multfrc_discount(ca, open);
 	for (i = 0; i < ca->nintervals; i++) {
-		u32 w = multfrc_weight[i];
+		u64 w1 = (u64)multfrc_weight[i] * ca->df[i] * MULTFRC_DF_ONE;
+		u64 w0 = (u64)multfrc_weight[i] * MULTFRC_DF_ONE *
+			 MULTFRC_DF_ONE;
 
-		tot1 += (u64)ca->interval[i] * w;
-		tot0 += (u64)(i ? ca->interval[i - 1] : open) * w;
-		jtot += (u64)ca->j[i] * w;
-		wtot += w;
+		/* the open interval is not discounted */
+		if (i)
+			w0 = (u64)multfrc_weight[i] * ca->df[i - 1] * df;
+		tot1 += ca->interval[i] * w1;
+		tot0 += (i ? ca->interval[i - 1] : open) * w0;
+		jtot += ca->j[i] * w1;
+		w1tot += w1;
+		w0tot += w0;
 	}
-	tot0 = max3(tot0, tot1, wtot);		/* I_mean >= 1 packet */
-	*p = (u32)min_t(u64, div64_u64(wtot << 32, tot0), U32_MAX);
+	*j_milli = (u32)max_t(u64, div64_u64(jtot * 1000, w1tot), 1000);
+	/* p = 1 / max(I_tot0 / W_tot0, I_tot1 / W_tot1, 1 packet) */
+	if (div64_u64(tot0, w0tot) > div64_u64(tot1, w1tot)) {
+		tot1 = tot0;
+		w1tot = w0tot;
+	}
+	tot1 = max(tot1, w1tot);
+	*p = (u32)min_t(u64, div64_u64(w1tot << 32, tot1), U32_MAX);
 	*p = max(*p, 1U);
-	*j_milli = (u32)max_t(u64, div64_u64(jtot * 1000, wtot), 1000);
 	/* At most ceil(n) of the n flows can be hit (the paper's first line
 	 * of Algorithm 1): a burst of losses, as at the end of slow start,
 	 * is not more than n flows losing at once.
@@ -390,13 +446,26 @@ static void multfrc_new_event(struct sock *sk, struct multfrc *ca,
 		x_recv = max(x_recv, multfrc_initial_rate(sk));
 		ca->interval[0] = multfrc_eq_loss_interval(&in, x_recv);
 		ca->j[0] = 1;
+		ca->df[0] = MULTFRC_DF_ONE;
 		ca->nintervals = 1;
 	} else if (ca->in_event) {
+		/* the discount in force goes into the closed intervals'
+		 * (RFC 5348 5.5); the interval that closes now has none
+		 */
+		u32 df = multfrc_discount(ca, pkts - ca->ev_start_pkts);
+		unsigned int i;
+
+		for (i = 0; i < ca->nintervals; i++)
+			ca->df[i] = DIV_ROUND_CLOSEST(ca->df[i] * df,
+						      MULTFRC_DF_ONE);
 		memmove(&ca->interval[1], &ca->interval[0],
 			sizeof(ca->interval) - sizeof(ca->interval[0]));
 		memmove(&ca->j[1], &ca->j[0], sizeof(ca->j) - sizeof(ca->j[0]));
+		memmove(&ca->df[1], &ca->df[0],
+			sizeof(ca->df) - sizeof(ca->df[0]));
 		ca->interval[0] = max(pkts - ca->ev_start_pkts, 1U);
 		ca->j[0] = min_t(u32, max(ca->ev_lost, 1U), U16_MAX);
+		ca->df[0] = MULTFRC_DF_ONE;
 		ca->nintervals = min(ca->nintervals + 1, MULTFRC_INTERVALS);
 	}
 	ca->in_event = 1;
