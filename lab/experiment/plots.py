@@ -197,7 +197,9 @@ def draw(exp, out, res=None):
         return []
     figs = _Figures(exp, out, plt)
     for run in exp["runs"]:
-        figs.run_figure(run)
+        # a run not run (yet): --only ran others
+        if figs.infos.get(run["name"]):
+            figs.run_figure(run)
     for p in exp.get("plot", []):
         if p.get("kind") == "heatmap":
             if res:
