@@ -204,7 +204,7 @@ experiment: modules selftests
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
 		--timeout 14400 -- "cd $(TOP) && $(PYTHON) -m lab.experiment run \
 		$(NAME) $(if $(SHORT),--short) $(if $(ONLY),--only '$(ONLY)') \
-		--out $(EXP_OUT)"
+		$(if $(DURATION),--duration $(DURATION)) --out $(EXP_OUT)"
 	@echo "results: $(EXP_OUT)/README.md"
 
 experiments:

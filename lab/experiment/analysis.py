@@ -291,6 +291,27 @@ def _tfrc_metrics(exp, flow, snd, rcv, t0):
     return out
 
 
+def _weighted_flow_metrics(run, flows, ref):
+    """The fairness matrix's per-run view of its flows (MulTFRC's
+    experiment): the weighted flow's time to converge (to 90 % of its
+    throughput in the last third, held 5 s) and its smoothness (CoV of
+    its per-second throughput after the first third), beside the mean
+    CoV of the reference flows, each taken alone."""
+    m = {}
+    mine = [flows[f["name"]] for f in run["flows"]
+            if not any(fnmatch.fnmatch(f["name"], g) for g in ref)]
+    theirs = [flows[f["name"]] for f in run["flows"]
+              if any(fnmatch.fnmatch(f["name"], g) for g in ref)]
+    if len(mine) == 1:
+        for k, name in (("time_to_max_s", "converge_s"), ("cov", "cov")):
+            if mine[0].get(k) is not None:
+                m[name] = mine[0][k]
+    covs = [f["cov"] for f in theirs if f.get("cov") is not None]
+    if covs:
+        m["reference_cov"] = sum(covs) / len(covs)
+    return m
+
+
 def run_metrics(run, flows, info):
     m = {}
     tps = {f["name"]: flows[f["name"]]["throughput_kbps"]
@@ -338,6 +359,7 @@ def run_metrics(run, flows, info):
                 with contextlib.suppress(ValueError):
                     m["normalized"] = metrics.normalized_throughput(
                         m["others_kbps"], float(run["weight"]), tcp)
+                m.update(_weighted_flow_metrics(run, flows, ref))
     return m
 
 

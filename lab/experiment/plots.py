@@ -37,6 +37,15 @@ def metric_lines(p, res):
     return out
 
 
+def heatmap_cells(p, res):
+    """A [[plot]] of kind "heatmap": the run metric (or, with "flow",
+    the flow metric) of p["run"].format(x=x, y=y) for each y of p["y"]
+    (rows) and x of p["x"] (columns); None where a run has none."""
+    return [[lookup(res, p["run"].format(x=fmt_value(x), y=fmt_value(y)),
+                    p.get("flow"), p["metric"]) for x in p["x"]]
+            for y in p["y"]]
+
+
 YLABELS = {
     "dcp_f": "F = T_calc / T_actual",
     "sinks": "throughput at the sink (kbit/s)",
@@ -107,6 +116,40 @@ class _Figures:
         self.plt.close(fig)
         self.files.append(fname)
 
+    def heatmap(self, p, cells):
+        """A grid of one metric, each cell annotated with its value;
+        the colour scale is centred on p["center"] (1 for a normalized
+        throughput), blank cells for runs without a value."""
+        from matplotlib.colors import TwoSlopeNorm
+        vals = [v for row in cells for v in row if v is not None]
+        if not vals:
+            return
+        center = float(p.get("center", 1.0))
+        lo = min(min(vals), center * 0.5)
+        hi = max(max(vals), center * 1.5)
+        data = [[float("nan") if v is None else v for v in row]
+                for row in cells]
+        fig, ax = self.plt.subplots(figsize=(1.1 * len(p["x"]) + 2.5,
+                                             0.5 * len(p["y"]) + 1.8))
+        im = ax.imshow(data, cmap="RdBu_r", aspect="auto",
+                       norm=TwoSlopeNorm(vmin=lo, vcenter=center, vmax=hi))
+        ax.set_xticks(range(len(p["x"])))
+        ax.set_xticklabels([fmt_value(x) for x in p["x"]])
+        ax.set_yticks(range(len(p["y"])))
+        ax.set_yticklabels([fmt_value(y) for y in p["y"]])
+        for i, row in enumerate(cells):
+            for j, v in enumerate(row):
+                ax.text(j, i, "–" if v is None else f"{v:.2f}",
+                        ha="center", va="center", fontsize=8)
+        ax.set_xlabel(p.get("xlabel", ""))
+        ax.set_ylabel(p.get("ylabel", ""))
+        ax.set_title(p["title"], fontsize=9)
+        fig.colorbar(im, ax=ax, label=p.get("label", p["metric"]))
+        fig.tight_layout()
+        fig.savefig(os.path.join(self.out, p["file"]), dpi=100)
+        self.plt.close(fig)
+        self.files.append(p["file"])
+
     def run_figure(self, run):
         """A run's throughput over time: each flow's, or with "sinks"
         each receiver node's."""
@@ -154,8 +197,14 @@ def draw(exp, out, res=None):
         return []
     figs = _Figures(exp, out, plt)
     for run in exp["runs"]:
-        figs.run_figure(run)
+        # a run not run (yet): --only ran others
+        if figs.infos.get(run["name"]):
+            figs.run_figure(run)
     for p in exp.get("plot", []):
+        if p.get("kind") == "heatmap":
+            if res:
+                figs.heatmap(p, heatmap_cells(p, res))
+            continue
         if p.get("kind") == "metric":
             lines = metric_lines(p, res) if res else []
             if lines:

@@ -338,6 +338,27 @@ class MulTfrc(unittest.TestCase):
         # All TCP: the same packet size, no F in packets.
         self.assertNotIn("friendliness_pkts", m)
 
+    def test_matrix_metrics_and_heatmap(self):
+        # The weighted flow's time to converge and CoV become run
+        # metrics, beside the reference flows' mean CoV.
+        mf = self.exp["runs"][0]
+        m = analysis.run_metrics(mf, {
+            "x": {"throughput_kbps": 1000.0, "time_to_max_s": 7.0,
+                  "cov": 0.1},
+            "tcp1": {"throughput_kbps": 500.0, "cov": 0.2},
+            "tcp2": {"throughput_kbps": 500.0, "cov": 0.4}},
+            {"topology": {"info": {}}})
+        self.assertAlmostEqual(m["normalized"], 1.0)
+        self.assertEqual(m["converge_s"], 7.0)
+        self.assertEqual(m["cov"], 0.1)
+        self.assertAlmostEqual(m["reference_cov"], 0.3)
+        res = {"runs": {"m-0.5-4-20": {"flows": {}, "run": {"normalized": 0.9}},
+                        "m-2-12-20": {"flows": {}, "run": {"normalized": 1.3}}}}
+        p = {"run": "m-{y}-{x}", "metric": "normalized",
+             "x": ["4-20", "12-20"], "y": [0.5, 2.0]}
+        self.assertEqual(plots.heatmap_cells(p, res),
+                         [[0.9, None], [None, 1.3]])
+
     def test_friendliness_in_packets(self):
         # A DCCP flow of 1000-byte packets at 700 kbit/s beside TCP flows
         # at 1000 kbit/s (1448-byte segments): F = 0.7 in bytes, 1.0136

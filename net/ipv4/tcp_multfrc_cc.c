@@ -35,6 +35,10 @@
  *    rule (the open interval counts when that lowers p); j is averaged with
  *    the same weights and, as in the paper's Algorithm 1, is at most
  *    ceil(n): one loss event cannot hit more flows than there are.
+ *    History discounting (RFC 5348 5.5): once the open interval is more
+ *    than twice the mean of the closed ones, these weigh less (down to a
+ *    quarter), so that after a phase of high loss the rate climbs back
+ *    within a few RTTs instead of after eight loss events.
  *
  *  Slow start: until the first loss event the rate doubles once per RTT,
  *    at most to twice the receive rate, from RFC 5348's initial window
@@ -54,7 +58,9 @@
  * instances lists further values, each registered as its own algorithm
  * "multfrc_<n>" (modprobe tcp_multfrc instances=2,0.5 gives multfrc_2 and
  * multfrc_0.5), which an application selects per socket with
- * TCP_CONGESTION.  Since n > 1 takes more than one TCP's share, none of
+ * TCP_CONGESTION.  It is writable at run time (multfrc_set_instances()):
+ * "+4" adds multfrc_4, "-4" removes it, a plain list makes the instances
+ * exactly those.  Since n > 1 takes more than one TCP's share, none of
  * them is open to unprivileged sockets unless the administrator lists it
  * in net.ipv4.tcp_allowed_congestion_control.
  *
@@ -69,7 +75,10 @@
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/slab.h>
+#include <net/net_namespace.h>
 #include <net/tcp.h>
 #include <compat/kcompat.h>
 
@@ -79,7 +88,8 @@
 #include "tcp_multfrc_trace.h"
 
 #define MULTFRC_INTERVALS	8	/* closed loss intervals kept */
-#define MULTFRC_MAX_INSTANCES	8
+#define MULTFRC_MAX_INSTANCES	16	/* registered at a time */
+#define MULTFRC_SLOTS		64	/* values of n until the module unloads */
 #define MULTFRC_MIN_CWND	4U
 
 /* RFC 5348 5.4 weights, in tenths */
@@ -87,17 +97,37 @@ static const u8 multfrc_weight[MULTFRC_INTERVALS] = {
 	10, 10, 10, 10, 8, 6, 4, 2
 };
 
+/* History discounting (RFC 5348 5.5): discount factors in 1/255 units,
+ * at least THRESHOLD, 0.25.
+ */
+#define MULTFRC_DF_ONE		255U
+#define MULTFRC_DF_MIN		64U
+
 static u32 multfrc_n_milli __read_mostly = 1000;
 static unsigned int multfrc_b __read_mostly = 1;
-static char *multfrc_instances_param;
 
+/* An algorithm multfrc_<n>.  A slot, once given a value of n, keeps it
+ * and its memory until the module unloads, registered or not: removing an
+ * instance unregisters its name, so that no socket can choose it any
+ * more, but sockets that chose it before keep running on its ops (they
+ * hold a reference to the module, not to the instance, and TCP calls no
+ * hook when one picks an algorithm, so the module cannot count them).
+ * Adding the same n again registers the same slot again.
+ */
 struct multfrc_instance {
 	struct tcp_congestion_ops ops;
-	u32 n_milli;
+	u32 n_milli;			/* 0: slot never used */
+	bool registered;
+	unsigned int order;		/* when added, for reading back */
 };
 
-static struct multfrc_instance *multfrc_instances;
-static unsigned int multfrc_ninstances;
+static struct multfrc_instance multfrc_slots[MULTFRC_SLOTS];
+static unsigned int multfrc_nregistered;
+static unsigned int multfrc_order;
+/* Load-time values, registered by module_init() */
+static u32 multfrc_pending[MULTFRC_MAX_INSTANCES];
+static unsigned int multfrc_npending;
+static DEFINE_MUTEX(multfrc_instances_lock);	/* all of the above */
 
 /* Per-socket state.  All zeroes is a valid state, slow start: an active
  * open runs .cong_control for the SYN-ACK before .init.
@@ -117,6 +147,7 @@ struct multfrc {
 	u8 nintervals;			/* 0: still in slow start */
 	u8 in_event:1;
 	u8 timer_halved:1;		/* halved, no ACK since */
+	u8 df[MULTFRC_INTERVALS];	/* discount of each interval */
 };
 
 /* "2", "0.5", "12.25": n in thousandths, within the range the equation
@@ -214,8 +245,6 @@ module_param_cb(n, &multfrc_n_ops, &multfrc_n_milli, 0644);
 MODULE_PARM_DESC(n, "how many TCP flows \"multfrc\" is as aggressive as, for new connections (0.1..100, up to three decimals; default 1)");
 module_param_cb(b, &multfrc_b_ops, &multfrc_b, 0644);
 MODULE_PARM_DESC(b, "packets acknowledged per ACK in the equation (1 or 2; default 1, as RFC 5348)");
-module_param_named(instances, multfrc_instances_param, charp, 0444);
-MODULE_PARM_DESC(instances, "further values of n, comma-separated, each registered as algorithm multfrc_<n> (at most 8)");
 
 static u32 multfrc_srtt_us(const struct tcp_sock *tp)
 {
@@ -266,34 +295,79 @@ static void multfrc_eq_input(const struct sock *sk, const struct multfrc *ca,
 	in->p = 0;
 }
 
+static u32 multfrc_open_interval(const struct sock *sk,
+				 const struct multfrc *ca)
+{
+	return multfrc_packets(tcp_sk(sk)) - ca->ev_start_pkts;
+}
+
+/* The general discount factor DF (RFC 5348 5.5): once the open interval
+ * is more than twice the (discounted) mean of the closed ones, the closed
+ * ones weigh 2 I_mean / I_0 of their weight, at least a quarter, so that
+ * after a phase of high loss the long loss-free interval that follows
+ * lowers p within a few RTTs instead of after eight loss events.
+ */
+static u32 multfrc_discount(const struct multfrc *ca, u32 open)
+{
+	u64 tot = 0, wtot = 0, df;
+	unsigned int i;
+
+	for (i = 0; i < ca->nintervals; i++) {
+		u32 w = multfrc_weight[i] * ca->df[i];
+
+		tot += (u64)ca->interval[i] * w;
+		wtot += w;
+	}
+	if (!wtot || (u64)open * wtot <= 2 * tot)
+		return MULTFRC_DF_ONE;
+	df = div64_u64(2 * tot * MULTFRC_DF_ONE, (u64)open * wtot);
+	return max_t(u32, df, MULTFRC_DF_MIN);
+}
+
 /* p (2^-32 units) and j (thousandths) from the loss history (RFC 5348
- * 5.4): I_mean is the larger of the weighted means with and without the
- * open interval, so that a long loss-free time lowers p at once.
+ * 5.4, 5.5): I_mean is the larger of the weighted means with and without
+ * the open interval, so that a long loss-free time lowers p at once;
+ * each closed interval's weight is discounted by its factor, and, in the
+ * mean with the open interval, by the general factor.  j is the mean of
+ * the closed events' with the same discounted weights.
  */
 static void multfrc_loss_rate(const struct sock *sk, const struct multfrc *ca,
 			      u32 *p, u32 *j_milli)
 {
-	u64 tot0 = 0, tot1 = 0, wtot = 0, jtot = 0;
-	u32 open = multfrc_packets(tcp_sk(sk)) - ca->ev_start_pkts;
+	u64 tot0 = 0, tot1 = 0, w0tot = 0, w1tot = 0, jtot = 0;
+	u32 open = multfrc_open_interval(sk, ca);
 	unsigned int i;
+	u32 df;
 
 	*p = U32_MAX;
 	*j_milli = 1000;
 	if (!ca->nintervals)
 		return;
 
+	df = multfrc_discount(ca, open);
 	for (i = 0; i < ca->nintervals; i++) {
-		u32 w = multfrc_weight[i];
+		u64 w1 = (u64)multfrc_weight[i] * ca->df[i] * MULTFRC_DF_ONE;
+		u64 w0 = (u64)multfrc_weight[i] * MULTFRC_DF_ONE *
+			 MULTFRC_DF_ONE;
 
-		tot1 += (u64)ca->interval[i] * w;
-		tot0 += (u64)(i ? ca->interval[i - 1] : open) * w;
-		jtot += (u64)ca->j[i] * w;
-		wtot += w;
+		/* the open interval is not discounted */
+		if (i)
+			w0 = (u64)multfrc_weight[i] * ca->df[i - 1] * df;
+		tot1 += ca->interval[i] * w1;
+		tot0 += (i ? ca->interval[i - 1] : open) * w0;
+		jtot += ca->j[i] * w1;
+		w1tot += w1;
+		w0tot += w0;
 	}
-	tot0 = max3(tot0, tot1, wtot);		/* I_mean >= 1 packet */
-	*p = (u32)min_t(u64, div64_u64(wtot << 32, tot0), U32_MAX);
+	*j_milli = (u32)max_t(u64, div64_u64(jtot * 1000, w1tot), 1000);
+	/* p = 1 / max(I_tot0 / W_tot0, I_tot1 / W_tot1, 1 packet) */
+	if (div64_u64(tot0, w0tot) > div64_u64(tot1, w1tot)) {
+		tot1 = tot0;
+		w1tot = w0tot;
+	}
+	tot1 = max(tot1, w1tot);
+	*p = (u32)min_t(u64, div64_u64(w1tot << 32, tot1), U32_MAX);
 	*p = max(*p, 1U);
-	*j_milli = (u32)max_t(u64, div64_u64(jtot * 1000, wtot), 1000);
 	/* At most ceil(n) of the n flows can be hit (the paper's first line
 	 * of Algorithm 1): a burst of losses, as at the end of slow start,
 	 * is not more than n flows losing at once.
@@ -372,13 +446,26 @@ static void multfrc_new_event(struct sock *sk, struct multfrc *ca,
 		x_recv = max(x_recv, multfrc_initial_rate(sk));
 		ca->interval[0] = multfrc_eq_loss_interval(&in, x_recv);
 		ca->j[0] = 1;
+		ca->df[0] = MULTFRC_DF_ONE;
 		ca->nintervals = 1;
 	} else if (ca->in_event) {
+		/* the discount in force goes into the closed intervals'
+		 * (RFC 5348 5.5); the interval that closes now has none
+		 */
+		u32 df = multfrc_discount(ca, pkts - ca->ev_start_pkts);
+		unsigned int i;
+
+		for (i = 0; i < ca->nintervals; i++)
+			ca->df[i] = DIV_ROUND_CLOSEST(ca->df[i] * df,
+						      MULTFRC_DF_ONE);
 		memmove(&ca->interval[1], &ca->interval[0],
 			sizeof(ca->interval) - sizeof(ca->interval[0]));
 		memmove(&ca->j[1], &ca->j[0], sizeof(ca->j) - sizeof(ca->j[0]));
+		memmove(&ca->df[1], &ca->df[0],
+			sizeof(ca->df) - sizeof(ca->df[0]));
 		ca->interval[0] = max(pkts - ca->ev_start_pkts, 1U);
 		ca->j[0] = min_t(u32, max(ca->ev_lost, 1U), U16_MAX);
+		ca->df[0] = MULTFRC_DF_ONE;
 		ca->nintervals = min(ca->nintervals + 1, MULTFRC_INTERVALS);
 	}
 	ca->in_event = 1;
@@ -543,122 +630,361 @@ static struct tcp_congestion_ops tcp_multfrc __read_mostly = {
 	.name		= "multfrc",
 };
 
-static void multfrc_unregister_instances(void)
-{
-	struct multfrc_instance *in;
+enum {
+	MULTFRC_LOADING,	/* parameters parsed, module_init() not run */
+	MULTFRC_LIVE,
+	MULTFRC_GOING,		/* module_exit() began */
+};
 
-	while (multfrc_ninstances) {
-		in = &multfrc_instances[--multfrc_ninstances];
-		tcp_unregister_congestion_control(&in->ops);
-	}
-	kfree(multfrc_instances);
-	multfrc_instances = NULL;
+static int multfrc_state = MULTFRC_LOADING;
+
+/* A write to instances: the values of n and what to do with them. */
+struct multfrc_request {
+	u32 n[MULTFRC_MAX_INSTANCES];
+	unsigned int count;
+	char op;		/* '+' add, '-' remove, 0 replace */
+};
+
+static struct multfrc_instance *multfrc_find(u32 n_milli)
+{
+	unsigned int i;
+
+	for (i = 0; i < MULTFRC_SLOTS; i++)
+		if (multfrc_slots[i].n_milli == n_milli)
+			return &multfrc_slots[i];
+	return NULL;
 }
 
-/* instances=2,0.5: the values of n, each checked (a number in range,
- * listed once, at most MULTFRC_MAX_INSTANCES of them) before anything is
- * registered.
+static bool multfrc_listed(const struct multfrc_request *req, u32 n_milli)
+{
+	unsigned int i;
+
+	for (i = 0; i < req->count; i++)
+		if (req->n[i] == n_milli)
+			return true;
+	return false;
+}
+
+/* "2,0.5", "+4", "-4,-0.5", "" (none): each value a number in range,
+ * listed once, at most MULTFRC_MAX_INSTANCES of them, all with the same
+ * sign or none.
  */
-static int multfrc_parse_instances(u32 *n, unsigned int *count)
+static int multfrc_parse_instances(const char *val,
+				   struct multfrc_request *req)
 {
 	char *list, *s, *tok, name[12];
-	unsigned int i;
 	int ret = 0;
+	u32 n;
 
-	*count = 0;
-	list = kstrdup(multfrc_instances_param, GFP_KERNEL);
+	memset(req, 0, sizeof(*req));
+	list = kstrdup(val, GFP_KERNEL);
 	if (!list)
 		return -ENOMEM;
-	s = list;
-	while (!ret && (tok = strsep(&s, ",")) != NULL) {
-		if (*count == MULTFRC_MAX_INSTANCES) {
-			pr_err("instances: at most %d\n", MULTFRC_MAX_INSTANCES);
+	s = strim(list);
+	if (*s == '+' || *s == '-')
+		req->op = *s;
+	while (!ret && *s && (tok = strsep(&s, ",")) != NULL) {
+		if (req->op && *tok == req->op) {
+			tok++;
+		} else if (*tok == '+' || *tok == '-') {
+			pr_err("instances: write +N to add, -N to remove or a list to replace them all, not a mix\n");
 			ret = -EINVAL;
-		} else if (multfrc_parse_n(tok, &n[*count])) {
+			break;
+		}
+		if (multfrc_parse_n(tok, &n)) {
 			pr_err("instances: '%s' is not a number from 0.1 to 100 with at most three decimals\n",
 			       tok);
 			ret = -EINVAL;
-		}
-		for (i = 0; !ret && i < *count; i++) {
-			if (n[i] != n[*count])
-				continue;
-			multfrc_format_n(name, sizeof(name), n[i]);
+		} else if (multfrc_listed(req, n)) {
+			multfrc_format_n(name, sizeof(name), n);
 			pr_err("instances: multfrc_%s listed twice\n", name);
 			ret = -EINVAL;
+		} else if (req->count == MULTFRC_MAX_INSTANCES) {
+			pr_err("instances: at most %d\n", MULTFRC_MAX_INSTANCES);
+			ret = -EINVAL;
+		} else {
+			req->n[req->count++] = n;
 		}
-		if (!ret)
-			(*count)++;
+		if (!s)
+			break;
 	}
 	kfree(list);
 	return ret;
 }
 
-/* One algorithm multfrc_<n> per value of n, or none: on a failure, what
- * was registered is unregistered again (tcp_unregister_congestion_control()
- * waits for an RCU grace period, so no lookup still sees the ops freed
- * here).  With the list checked first, only a name or key that another
- * module registered can fail; a socket that took one of the earlier ones
- * in that moment would outlive the module, which a failed init does not
- * keep: that case is not handled.
+/* Is ops the default algorithm of a network namespace?  Its new sockets
+ * would keep getting it without its name being registered.
  */
-static int multfrc_register_instances(const u32 *n, unsigned int count)
+static bool multfrc_is_default(const struct tcp_congestion_ops *ops)
 {
-	struct multfrc_instance *in;
-	char name[12];
-	int ret = 0;
+	bool found = false;
+	struct net *net;
 
-	if (!count)
-		return 0;
-	multfrc_instances = kcalloc(count, sizeof(*multfrc_instances),
-				    GFP_KERNEL);
-	if (!multfrc_instances)
-		return -ENOMEM;
-	for (; multfrc_ninstances < count; multfrc_ninstances++) {
-		in = &multfrc_instances[multfrc_ninstances];
-		in->ops = tcp_multfrc;
-		in->n_milli = n[multfrc_ninstances];
-		multfrc_format_n(name, sizeof(name), in->n_milli);
-		snprintf(in->ops.name, sizeof(in->ops.name), "multfrc_%s",
-			 name);
-		ret = tcp_register_congestion_control(&in->ops);
-		if (ret) {
-			pr_err("instances: cannot register %s (%d)\n",
-			       in->ops.name, ret);
-			/* modprobe takes EEXIST for "already loaded" */
-			if (ret == -EEXIST)
-				ret = -EINVAL;
+	down_read(&net_rwsem);
+	for_each_net(net) {
+		if (rcu_access_pointer(net->ipv4.tcp_congestion_control) ==
+		    ops) {
+			found = true;
 			break;
 		}
 	}
-	if (ret)
-		multfrc_unregister_instances();
+	up_read(&net_rwsem);
+	return found;
+}
+
+static int multfrc_add(u32 n_milli)
+{
+	struct multfrc_instance *in = multfrc_find(n_milli);
+	bool fresh = !in;
+	char name[12];
+	int ret;
+
+	multfrc_format_n(name, sizeof(name), n_milli);
+	if (in && in->registered) {
+		pr_err("instances: multfrc_%s exists\n", name);
+		return -EEXIST;
+	}
+	if (multfrc_nregistered == MULTFRC_MAX_INSTANCES) {
+		pr_err("instances: at most %d at a time\n",
+		       MULTFRC_MAX_INSTANCES);
+		return -ENOSPC;
+	}
+	if (fresh) {
+		in = multfrc_find(0);
+		if (!in) {
+			pr_err("instances: %d values of n were used since the module was loaded; reload it for others\n",
+			       MULTFRC_SLOTS);
+			return -ENOSPC;
+		}
+		in->ops = tcp_multfrc;
+		snprintf(in->ops.name, sizeof(in->ops.name), "multfrc_%s",
+			 name);
+		in->n_milli = n_milli;
+	}
+	/* Restricted, as a new registration is: making "multfrc" (or this
+	 * instance, before a removal) a default or listing it in
+	 * tcp_allowed_congestion_control sets TCP_CONG_NON_RESTRICTED on its
+	 * ops, which a copy or a removal must not carry over.
+	 */
+	in->ops.flags = 0;
+	ret = tcp_register_congestion_control(&in->ops);
+	if (ret) {
+		pr_err("instances: cannot register multfrc_%s (%d)\n", name,
+		       ret);
+		if (fresh)	/* never visible: the slot is free again */
+			in->n_milli = 0;
+		return ret;
+	}
+	in->registered = true;
+	in->order = multfrc_order++;
+	multfrc_nregistered++;
+	return 0;
+}
+
+/* Unregister multfrc_<n>: no socket can choose it from then on; those that
+ * did keep it (the slot stays, struct multfrc_instance).  Refused while it
+ * is a namespace's default, checked again once the name is gone, when no
+ * sysctl write can make it the default any more.
+ */
+static int multfrc_remove(u32 n_milli)
+{
+	struct multfrc_instance *in = multfrc_find(n_milli);
+	char name[12];
+
+	multfrc_format_n(name, sizeof(name), n_milli);
+	if (!in || !in->registered) {
+		pr_err("instances: there is no multfrc_%s\n", name);
+		return -ENOENT;
+	}
+	if (!multfrc_is_default(&in->ops)) {
+		tcp_unregister_congestion_control(&in->ops);
+		if (!multfrc_is_default(&in->ops)) {
+			in->registered = false;
+			multfrc_nregistered--;
+			return 0;
+		}
+		if (tcp_register_congestion_control(&in->ops)) {
+			in->registered = false;
+			multfrc_nregistered--;
+		}
+	}
+	pr_err("instances: multfrc_%s is the default congestion control of a network namespace\n",
+	       name);
+	return -EBUSY;
+}
+
+static void multfrc_remove_all(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < MULTFRC_SLOTS; i++) {
+		if (!multfrc_slots[i].registered)
+			continue;
+		tcp_unregister_congestion_control(&multfrc_slots[i].ops);
+		multfrc_slots[i].registered = false;
+	}
+	multfrc_nregistered = 0;
+}
+
+/* Removals, then additions (which may need the room), one by one; on a
+ * failure what was done is undone and the error returned.
+ */
+static int multfrc_apply(const struct multfrc_request *req)
+{
+	u32 add[MULTFRC_MAX_INSTANCES], rm[MULTFRC_MAX_INSTANCES];
+	unsigned int nadd = 0, nrm = 0, done_add = 0, done_rm = 0, i;
+	struct multfrc_instance *in;
+	int ret = 0;
+
+	if (req->op == '-') {
+		memcpy(rm, req->n, req->count * sizeof(rm[0]));
+		nrm = req->count;
+	} else if (req->op == '+') {
+		memcpy(add, req->n, req->count * sizeof(add[0]));
+		nadd = req->count;
+	} else {
+		for (i = 0; i < MULTFRC_SLOTS; i++) {
+			in = &multfrc_slots[i];
+			if (in->registered && !multfrc_listed(req, in->n_milli))
+				rm[nrm++] = in->n_milli;
+		}
+		for (i = 0; i < req->count; i++) {
+			in = multfrc_find(req->n[i]);
+			if (!in || !in->registered)
+				add[nadd++] = req->n[i];
+		}
+	}
+	while (!ret && done_rm < nrm) {
+		ret = multfrc_remove(rm[done_rm]);
+		if (!ret)
+			done_rm++;
+	}
+	while (!ret && done_add < nadd) {
+		ret = multfrc_add(add[done_add]);
+		if (!ret)
+			done_add++;
+	}
+	if (ret) {
+		while (done_add)
+			multfrc_remove(add[--done_add]);
+		while (done_rm)
+			multfrc_add(rm[--done_rm]);
+	}
 	return ret;
 }
 
+/* instances: at load time the list module_init() registers; afterwards
+ * "+N[,+M...]" adds, "-N[,-M...]" removes, "N,M,..." (or nothing) makes
+ * the instances exactly those.  A lookup of the algorithms runs under RCU
+ * and registration under TCP's own lock; the mutex orders the writers
+ * and module_exit() (a write can race with it: the parameter's file goes
+ * only after module_exit() returns).
+ */
+static int multfrc_set_instances(const char *val,
+				 const struct kernel_param *kp)
+{
+	struct multfrc_request req;
+	int ret;
+
+	ret = multfrc_parse_instances(val, &req);
+	if (ret)
+		return ret;
+	mutex_lock(&multfrc_instances_lock);
+	switch (multfrc_state) {
+	case MULTFRC_LOADING:
+		if (req.op == '-') {
+			pr_err("instances: nothing to remove at load time\n");
+			ret = -EINVAL;
+			break;
+		}
+		memcpy(multfrc_pending, req.n, sizeof(req.n));
+		multfrc_npending = req.count;
+		break;
+	case MULTFRC_LIVE:
+		ret = multfrc_apply(&req);
+		break;
+	default:
+		ret = -ENODEV;
+	}
+	mutex_unlock(&multfrc_instances_lock);
+	return ret;
+}
+
+/* The registered values of n, in the order they were added: "2,0.5". */
+static int multfrc_get_instances(char *buf, const struct kernel_param *kp)
+{
+	unsigned int i, from = 0, best, len = 0;
+	const struct multfrc_instance *in;
+
+	mutex_lock(&multfrc_instances_lock);
+	for (;;) {
+		best = MULTFRC_SLOTS;
+		for (i = 0; i < MULTFRC_SLOTS; i++) {
+			in = &multfrc_slots[i];
+			if (in->registered && in->order >= from &&
+			    (best == MULTFRC_SLOTS ||
+			     in->order < multfrc_slots[best].order))
+				best = i;
+		}
+		if (best == MULTFRC_SLOTS)
+			break;
+		in = &multfrc_slots[best];
+		if (len)
+			len += scnprintf(buf + len, PAGE_SIZE - len, ",");
+		len += multfrc_format_n(buf + len, PAGE_SIZE - len,
+					in->n_milli);
+		from = in->order + 1;
+	}
+	mutex_unlock(&multfrc_instances_lock);
+	return len + scnprintf(buf + len, PAGE_SIZE - len, "\n");
+}
+
+static const struct kernel_param_ops multfrc_instances_ops = {
+	.set = multfrc_set_instances,
+	.get = multfrc_get_instances,
+};
+
+module_param_cb(instances, &multfrc_instances_ops, NULL, 0644);
+MODULE_PARM_DESC(instances, "further values of n, comma-separated, each registered as algorithm multfrc_<n> (at most 16); at run time +N adds, -N removes, a list replaces");
+
+/* The load-time instances are checked when the parameter is parsed, so
+ * only a name or key that another module registered can fail here; a
+ * socket that took one of the earlier ones in that moment would outlive
+ * the module, which a failed init does not keep: that case is not
+ * handled.
+ */
 static int __init multfrc_register(void)
 {
-	u32 n[MULTFRC_MAX_INSTANCES];
-	unsigned int count = 0;
+	unsigned int i;
 	int ret;
 
 	BUILD_BUG_ON(sizeof(struct multfrc) > ICSK_CA_PRIV_SIZE);
-	if (multfrc_instances_param && *multfrc_instances_param) {
-		ret = multfrc_parse_instances(n, &count);
-		if (ret)
-			return ret;
-	}
 	ret = tcp_register_congestion_control(&tcp_multfrc);
 	if (ret)
 		return ret;
-	ret = multfrc_register_instances(n, count);
+	mutex_lock(&multfrc_instances_lock);
+	for (i = 0; !ret && i < multfrc_npending; i++)
+		ret = multfrc_add(multfrc_pending[i]);
 	if (ret)
+		multfrc_remove_all();
+	else
+		multfrc_state = MULTFRC_LIVE;
+	mutex_unlock(&multfrc_instances_lock);
+	if (ret) {
 		tcp_unregister_congestion_control(&tcp_multfrc);
+		/* modprobe takes EEXIST for "already loaded" */
+		if (ret == -EEXIST)
+			ret = -EINVAL;
+	}
 	return ret;
 }
 
 static void __exit multfrc_unregister(void)
 {
-	multfrc_unregister_instances();
+	mutex_lock(&multfrc_instances_lock);
+	multfrc_state = MULTFRC_GOING;
+	multfrc_remove_all();
+	mutex_unlock(&multfrc_instances_lock);
 	tcp_unregister_congestion_control(&tcp_multfrc);
 }
 

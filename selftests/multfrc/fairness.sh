@@ -34,7 +34,9 @@
 # Environment: FAIRNESS_N (the values of n, separated by spaces or
 # commas; default "1 2 4"), FAIRNESS_SECS (30), FAIRNESS_SKIP (10),
 # FAIRNESS_RATE (bit/s, 10000000), FAIRNESS_DELAY (one way, 25ms),
-# FAIRNESS_QUEUE (packets or bdp), FAIRNESS_QDISC (red or droptail);
+# FAIRNESS_QUEUE (packets or bdp), FAIRNESS_QDISC (red or droptail),
+# FAIRNESS_CC (the n TCP flows' congestion control, reno; cubic is the
+# default competitor on real machines);
 # FAIRNESS_TRACE=DIR keeps each case's MulTFRC tracepoint records and
 # flow reports there (a directory under results/: the guest's /tmp is its
 # own).
@@ -48,6 +50,7 @@ TRACE="$PYTHON -m lab.tools.multfrc_trace"
 trap 'echo 1 > $PARAM_N; $TRACE stop 2>/dev/null; lib_cleanup' EXIT
 
 secs=${FAIRNESS_SECS:-30}
+tcp_cc=${FAIRNESS_CC:-reno}
 skip=${FAIRNESS_SKIP:-10}
 rate=${FAIRNESS_RATE:-10000000}
 # What the link carries of TCP payload: 1448 of every 1514 bytes on the
@@ -101,7 +104,7 @@ for n in ${cases//,/ }; do
 	done
 	sender "n$n-multfrc" s1 d1 5301 multfrc
 	for i in $(seq "$n"); do
-		sender "n$n-reno$i" s2 d2 $((5301 + i)) reno
+		sender "n$n-reno$i" s2 d2 $((5301 + i)) "$tcp_cc"
 	done
 	sleep "$skip"
 	read -r mf_s0 mf_e0 <<< "$(loss_events s1)"
@@ -130,7 +133,7 @@ for n in ${cases//,/ }; do
 		mean = k ? s / k : 0
 		printf "%.0f %.3f %.3f\n", mean,
 			mean ? mf / (n * mean) : 0, (mf + s) / cap }')"
-	lib_log "n = $n: MulTFRC $mf bit/s, Reno ${tcp[*]} bit/s (mean $mean);" \
+	lib_log "n = $n: MulTFRC $mf bit/s, $tcp_cc ${tcp[*]} bit/s (mean $mean);" \
 		"normalized throughput $norm, link use $util"
 	# Why a ratio is what it is: TFRC's share follows from the loss
 	# event rate it sees, TCP's from the one each TCP flow sees.
