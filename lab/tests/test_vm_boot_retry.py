@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The VM runner boots once more when the kernel dies before the command.
 
-virtme-ng is replaced by a fake ``vng`` on PATH that follows a plan, one
+virtme-ng is replaced by a fake ``vng`` (VM_VNG) that follows a plan, one
 word per boot: ``die`` prints a kernel panic on the console and exits
 before the guest's wrapper ran (no ``booted`` file), ``ok`` plays a guest
 whose command exited 0 with a clean log.  The kernel is a fake one in a
@@ -61,7 +61,7 @@ class BootRetry(unittest.TestCase):
         t = self.tmp.name
         env = dict(os.environ, RT_KCACHE=os.path.join(t, "kcache"),
                    FAKE_VNG_DIR=t, FAKE_VNG_PLAN=plan,
-                   PATH=os.path.join(t, "bin") + ":" + os.environ["PATH"])
+                   VM_VNG=os.path.join(t, "bin", "vng"))
         env.pop("VM_VERBOSE", None)
         p = subprocess.run(
             [sys.executable, "-m", "lab.vm", "--kernel", REL, "--accel",

@@ -76,7 +76,10 @@ def venv_bin():
 
 
 def vng_path():
-    """virtme-ng's vng: our virtual environment's, else the first in PATH."""
+    """virtme-ng's vng: VM_VNG if set (a test's stand-in), our virtual
+    environment's, else the first in PATH."""
+    if os.environ.get("VM_VNG"):
+        return os.environ["VM_VNG"]
     vbin = venv_bin()
     if vbin and os.access(os.path.join(vbin, "vng"), os.X_OK):
         return os.path.join(vbin, "vng")
