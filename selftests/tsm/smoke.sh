@@ -31,7 +31,21 @@ sysctl -qw net.sctp.prsctp_enable=1
 # with tltcp unloaded, a caller without CAP_NET_ADMIN (which TCP_ULP
 # needs to load it) gets SCTP for partial reliability; root gets TLTCP,
 # loaded on use.
-rmmod tltcp
+# Sockets of earlier tests may still hold the module: a sender's orphan
+# whose peer's namespace is gone retransmits until tcp_orphan_retries
+# gives up (about 100 s of backoff), beyond the reach of ss -K.  Wait for
+# them, within a bound; the checks below fail if they never let go.
+waited=0
+until rmmod tltcp 2>/dev/null; do
+	[ $waited -lt 240 ] || break
+	sleep 2
+	waited=$((waited + 2))
+done
+if lsmod | grep -q '^tltcp '; then
+	lib_log "tltcp still in use after ${waited} s: $(lsmod | grep '^tltcp ')"
+else
+	lib_log "tltcp unloaded (after ${waited} s of waiting for earlier tests' sockets)"
+fi
 req="--reliability partial --msgLifetime 200"
 out=$(setpriv --bounding-set=-net_admin "$TSM" select $req)
 lib_log "tltcp unloaded, without CAP_NET_ADMIN: $out"
