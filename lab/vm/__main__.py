@@ -348,8 +348,9 @@ def run(args):
         log(f"the guest's kernel died during boot, before the command "
             f"({died[0] if died else 'no oops in its console'}); "
             f"booting once more")
-        os.replace(os.path.join(state, "kconsole"),
-                   os.path.join(state, "kconsole.boot1"))
+        if os.path.exists(os.path.join(state, "kconsole")):
+            os.replace(os.path.join(state, "kconsole"),
+                       os.path.join(state, "kconsole.boot1"))
 
     status = read(os.path.join(state, "status"))
     if failure is None and status is None:
