@@ -3773,8 +3773,9 @@ static void pin_compare(struct __test_metadata *_metadata, int family, int n,
  * An unprivileged user cannot raise TL_SNDQ_LIMIT beyond what SO_SNDBUF
  * would give (EPERM) nor queue a section beyond the limits (EMSGSIZE),
  * and pairs whose receivers never read pin at most about twice what plain
- * TCP pins on the same path: over lo, in the free memory of the machine
- * (a few MB per pair: anything uncharged would show), and across a
+ * TCP pins on the same path: over lo, in TCP's accounting and in the
+ * free memory of the machine (a few MB per pair: anything uncharged
+ * would show), and across a
  * 5 Mbit/s link, where a fresh connection's buffers stay small (50-100 kB
  * per pair, below the noise of both the free-memory count and sockstat's,
  * which per-CPU reserves blur), in the bytes the sockets accepted.
@@ -3793,8 +3794,18 @@ TL_TEST(unprivileged_memory_bound)
 						  strerror(tl->big_errno));
 	EXPECT_EQ(EAGAIN, tl->stop_errno) TH_LOG("the queue ended with %s",
 						 strerror(tl->stop_errno));
-	EXPECT_LT(0, kb[0]);
-	EXPECT_GE(2 * kb[0], kb[1]);
+	EXPECT_LT(0, acct[0]);
+	/* TCP's own count of what it holds (sockstat) is the stable
+	 * yardstick: its free-memory drop ranges from half of that (7.x:
+	 * over lo, the sender's clones and the receiver share pages) to
+	 * all of it.  tltcp's charge stays within twice TCP's, what it
+	 * takes from free memory within twice the larger of TCP's two,
+	 * and what it takes is charged (free memory is noisy: half again,
+	 * plus 512 kB).
+	 */
+	EXPECT_GE(2 * acct[0], acct[1]);
+	EXPECT_GE(2 * (kb[0] > acct[0] ? kb[0] : acct[0]), kb[1]);
+	EXPECT_GE(acct[1] + acct[1] / 2 + 512, kb[1]);
 
 	shape_lo(_metadata, 5000000);
 	pin_compare(_metadata, variant->family, 64, kb, acct, tl);
@@ -4180,9 +4191,11 @@ TL_TEST(notsent_follows_rate)
  * plus the record in progress.  Sections that expire while they are being
  * sent, one sendmsg() each, the next once the deadline of the last has
  * passed, across lo at 1.5 Mbit/s (64 KiB sections living 100 ms) and
- * unshaped (64 MiB sections living 300 ms: the copy into the queue, which
- * counts, must take less, sending them more): bytes_obsolete_late per
- * section abandoned part-way is at most twice TL_NOTSENT plus two headers.
+ * unshaped (64 MiB sections living half the time one such section takes
+ * from sendmsg() to the queue's end, timed first on the same connection:
+ * how fast lo goes depends on the machine and the kernel): bytes_obsolete_late
+ * per section abandoned part-way is at most twice TL_NOTSENT plus two
+ * headers.
  */
 TL_TEST(obsolete_late_within_feed)
 {
@@ -4194,10 +4207,11 @@ TL_TEST(obsolete_late_within_feed)
 		{ 0, 2, 64 << 20, MSEC(300) },
 	};
 	struct tl_info info;
+	unsigned int i, k, first, cnt;
 	struct iovec iov[4];
 	socklen_t len;
 	struct job *j;
-	unsigned int i, k;
+	__u64 gap;
 	__u32 v;
 	pid_t pid;
 
@@ -4215,7 +4229,10 @@ TL_TEST(obsolete_late_within_feed)
 		reopen(_metadata, self, variant, &default_opts);
 		ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT,
 				     c[i].n * c[i].len));
-		for (k = 0; k < c[i].n; k++) {
+		/* Unshaped, section 0 times the path, untimed. */
+		first = c[i].bps ? 0 : 1;
+		cnt = first + c[i].n;
+		for (k = 0; k < cnt; k++) {
 			iov[k].iov_base = section_buf(k, c[i].len);
 			ASSERT_NE(NULL, iov[k].iov_base);
 			iov[k].iov_len = c[i].len;
@@ -4224,17 +4241,28 @@ TL_TEST(obsolete_late_within_feed)
 		j->fd = self->rcv;
 		pid = spawn(child_drain, j);
 		ASSERT_LT(0, pid);
+		gap = c[i].gap;
+		if (first) {
+			__u64 t0 = now_ns(), dl = SEC(600);
+
+			ASSERT_EQ((ssize_t)c[i].len,
+				  tl_sendv(self->snd, &iov[0], 1, &dl, 1,
+					   TL_DEADLINE, MSG_TL));
+			ASSERT_EQ(0, wait_drained(self->snd, 20000, &info));
+			gap = (now_ns() - t0) / 2;
+			gap = gap < MSEC(20) ? MSEC(20) : gap;
+		}
 		/* TL_NOTSENT follows the rate: the largest seen while the
 		 * sections were being sent bounds what each left late.
 		 */
 		v = 0;
-		for (k = 0; k < c[i].n; k++) {
+		for (k = first; k < cnt; k++) {
 			__u64 end;
 
 			ASSERT_EQ((ssize_t)c[i].len,
-				  tl_sendv(self->snd, &iov[k], 1, &c[i].gap, 1,
+				  tl_sendv(self->snd, &iov[k], 1, &gap, 1,
 					   TL_DEADLINE, MSG_TL));
-			end = now_ns() + c[i].gap + MSEC(5);
+			end = now_ns() + gap + MSEC(5);
 			while (now_ns() < end) {
 				__u32 cur;
 
@@ -4249,10 +4277,11 @@ TL_TEST(obsolete_late_within_feed)
 		ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
 		EXPECT_EQ(0, reap(pid));
 		EXPECT_EQ(0, j->bad);
-		for (k = 0; k < c[i].n; k++)
+		for (k = 0; k < cnt; k++)
 			free(iov[k].iov_base);
-		TH_LOG("%s: %llu sections abandoned part-way, %llu bytes late, TL_NOTSENT up to %u",
+		TH_LOG("%s, sections living %llu ms: %llu sections abandoned part-way, %llu bytes late, TL_NOTSENT up to %u",
 		       c[i].bps ? "1.5 Mbit/s" : "unshaped",
+		       (unsigned long long)gap / 1000000,
 		       (unsigned long long)info.sections_abandoned_partial,
 		       (unsigned long long)info.bytes_obsolete_late, v);
 		EXPECT_LT(0, info.sections_abandoned_partial);
