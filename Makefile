@@ -12,9 +12,10 @@
 #   make check-debug        the three modules' selftests and long fuzz runs
 #                            in a debug kernel (KASAN, lockdep, kmemleak,
 #                            UBSAN...) built from linux-source-6.12
-#   make check-experiments   every experiment's short variant and its
-#                            bounds (selftests/experiments), in the VM;
-#                            make check runs the DCP experiment's
+#   make check-experiments   the experiment harness's checks in the VM:
+#                            the shapes (selftests/topology) and every
+#                            experiment's short variant and its bounds
+#                            (selftests/experiments); not in make check
 #   make check-nodccp        selftests/tsm and flowgen in the VM with DCCP
 #                            made unavailable, as on Linux 6.16 and later
 #   make bench               TCP against TLTCP (and the congestion controls
@@ -233,7 +234,7 @@ bench: modules selftests
 check-experiments: modules selftests
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
 		--timeout 3600 -- \
-		"make -s --no-print-directory -C selftests run_tests TARGETS=experiments ALL=1"
+		"make -s --no-print-directory -C selftests run_tests TARGETS='topology experiments' ALL=1"
 
 # What the middleware and flowgen do where the kernel has no DCCP, on a
 # kernel that has it (selftests/without_dccp.sh; Documentation/tsm.rst,

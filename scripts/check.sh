@@ -106,8 +106,8 @@ show_results() {
 		print $0 " [+" now() - start " s]"; n = 0; fflush() }'
 }
 
-all_targets=$(make -s --no-print-directory -C selftests print-targets)
-targets=${TARGETS:-$all_targets}
+check_targets=$(make -s --no-print-directory -C selftests print-check-targets)
+targets=${TARGETS:-$check_targets}
 guest_env=${ENV_FIRST-FAIRNESS_N=1,4}
 make_args=
 nk=0
