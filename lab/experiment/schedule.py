@@ -12,6 +12,7 @@ import threading
 import time
 
 from lab import transports
+from lab.experiment.progress import Progress
 from lab.experiment.run import run_one
 from lab.experiment.spec import SpecError, log, rep_dir, repeats
 from lab.tools.flowgen import FLOWGEN
@@ -102,6 +103,8 @@ def run_all(exp, out, only=None):
                         f"{', ...' if len(dccp_runs) > 3 else ''}): "
                         "run it on a kernel with DCCP (6.1, 6.12)")
     batches = list(_batches(todo))
+    progress = Progress([max(r["duration"] * repeats(r) for r in b)
+                         for b in batches])
     saved, status, ok = {}, {}, True
     start = time.time()
     for mod in exp.get("modprobe", []):
@@ -122,16 +125,20 @@ def run_all(exp, out, only=None):
                 target=lambda r=r: results.__setitem__(
                     r["name"], _repeated(exp, r, out, status)))
                 for r in batch]
+            t_batch = last = time.time()
             for t in threads:
                 t.start()
-            last = time.time()
             while any(t.is_alive() for t in threads):
                 time.sleep(1)
                 if time.time() - last >= 30 and status:
                     last = time.time()
                     t0 = min(status.values())
                     log(f"[{k}/{len(batches)}] {time.time() - t0:.0f}/"
-                        f"{longest:g} s")
+                        f"{longest:g} s; "
+                        f"{progress.line(last - t_batch)}")
+            progress.finish(time.time() - t_batch)
+            if k < len(batches):
+                log(progress.line(0))
             ok &= all(results.get(r["name"]) for r in batch)
     finally:
         _restore_modules(saved)
