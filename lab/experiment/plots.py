@@ -108,13 +108,7 @@ class _Figures:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(os.path.join(self.out, fname), dpi=100)
-        # Vector copies for a paper; the report shows the PNG.
-        base = os.path.splitext(os.path.join(self.out, fname))[0]
-        for ext in ("pdf", "svg"):
-            fig.savefig(f"{base}.{ext}")
-        self.plt.close(fig)
-        self.files.append(fname)
+        self._save(fig, fname)
 
     def heatmap(self, p, cells):
         """A grid of one metric, each cell annotated with its value;
@@ -146,9 +140,17 @@ class _Figures:
         ax.set_title(p["title"], fontsize=9)
         fig.colorbar(im, ax=ax, label=p.get("label", p["metric"]))
         fig.tight_layout()
-        fig.savefig(os.path.join(self.out, p["file"]), dpi=100)
+        self._save(fig, p["file"])
+
+    def _save(self, fig, fname):
+        """The figure as fname (the PNG the report shows) and, for a
+        paper, vector copies beside it in PDF and SVG."""
+        fig.savefig(os.path.join(self.out, fname), dpi=100)
+        base = os.path.splitext(os.path.join(self.out, fname))[0]
+        for ext in ("pdf", "svg"):
+            fig.savefig(f"{base}.{ext}")
         self.plt.close(fig)
-        self.files.append(p["file"])
+        self.files.append(fname)
 
     def run_figure(self, run):
         """A run's throughput over time: each flow's, or with "sinks"

@@ -6,6 +6,7 @@ too)."""
 import csv
 import json
 import os
+import shutil
 import tempfile
 import time
 import unittest
@@ -358,6 +359,20 @@ class MulTfrc(unittest.TestCase):
              "x": ["4-20", "12-20"], "y": [0.5, 2.0]}
         self.assertEqual(plots.heatmap_cells(p, res),
                          [[0.9, None], [None, 1.3]])
+        # Drawn as PNG, PDF and SVG, as every figure is.
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            return
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        figs = plots._Figures(self.exp, d, plt)
+        figs.heatmap(dict(p, file="m.png", title="m"),
+                     plots.heatmap_cells(p, res))
+        self.assertEqual(figs.files, ["m.png"])
+        self.assertEqual(sorted(os.listdir(d)), ["m.pdf", "m.png", "m.svg"])
 
     def test_friendliness_in_packets(self):
         # A DCCP flow of 1000-byte packets at 700 kbit/s beside TCP flows
