@@ -19,9 +19,9 @@
 # and CHECK_KERNELS), SKIP_IS_FAIL=1 (count skipped tests as failures; CI
 # sets it), CHECK_CPUS (each guest's vCPUs, default 1: see below),
 # TARGETS (the first kernel's selftest directories, default CHECK_TARGETS
-# of selftests/Makefile: the modules', the tools', the middleware's and
-# the bpftrace scripts'; the experiment harness's own checks run in make
-# check-experiments), TARGETS_LATER (for the second kernel, default those
+# of selftests/Makefile: the modules', the tools' and the middleware's;
+# the experiment harness's own checks run in make check-experiments, the
+# bpftrace scripts' in make check-deploy), TARGETS_LATER (for the second kernel, default those
 # that test this project's modules: reno_tw, multfrc, tltcp, each with
 # LATER=1, its selection of what depends on the kernel's version: see
 # their Makefiles; flowgen is user space over the kernel's TCP, DCCP and
@@ -131,9 +131,9 @@ run_guest() {
 # first kernel's guest (every directory of CHECK_TARGETS) in one, the
 # others' one after another in the other: the second's with LATER=1, the
 # third's on with NEWER=1 too.  Under TCG a guest of one vCPU ran the
-# 6.12 selection in 513 s where one of two took 569 (no cross-vCPU
-# translation flushes), and cannot meet the stale-int3 fault that killed
-# guests of two vCPUs (Documentation/building.rst).
+# 6.12 selection in 513 s where one of two took 569, and it has no second
+# vCPU to run a stale translation while the kernel patches its code: the
+# int3 faults that killed guests of two (Documentation/building.rst).
 later_targets=${TARGETS_LATER:-reno_tw multfrc tltcp}
 cpus=${CHECK_CPUS:-1}
 set -- $kernels
