@@ -4194,8 +4194,8 @@ TL_TEST(notsent_follows_rate)
  * and unshaped (64 MiB sections): bytes_obsolete_late per section
  * abandoned part-way is at most twice TL_NOTSENT plus two headers.
  * Unshaped, how long a section takes depends on the machine and the
- * kernel, and it varies from one section to the next (1.5 s, then 0.3 s,
- * seen in a 6.12 guest): the first section, without a deadline, times
+ * kernel, and it varies from one section to the next (3 s, then less than
+ * 1.5 s, in a 6.12 guest): the first section, without a deadline, times
  * the path, the next live half that long, and each next one lives half
  * as long again if the last was sent whole, half again longer if it was
  * abandoned before its first byte, until two are abandoned part-way (at
