@@ -4212,7 +4212,6 @@ TL_TEST(obsolete_late_within_feed)
 	};
 	unsigned int i, k, s, hits;
 	struct tl_info info, was;
-	struct iovec iov;
 	socklen_t len;
 	struct job *j;
 	__u64 life;
@@ -4236,18 +4235,13 @@ TL_TEST(obsolete_late_within_feed)
 		j->fd = self->rcv;
 		pid = spawn(child_drain, j);
 		ASSERT_LT(0, pid);
-		iov.iov_len = c[i].len;
 		s = 0;	/* the receiver checks section s against fill(s) */
 		life = c[i].life;
 		if (!life) {
 			__u64 t0 = now_ns(), dl = SEC(600);
 
-			iov.iov_base = section_buf(s++, c[i].len);
-			ASSERT_NE(NULL, iov.iov_base);
 			ASSERT_EQ((ssize_t)c[i].len,
-				  tl_sendv(self->snd, &iov, 1, &dl, 1,
-					   TL_DEADLINE, MSG_TL));
-			free(iov.iov_base);
+				  tl_send1(self->snd, s++, c[i].len, dl, 0));
 			ASSERT_EQ(0, wait_drained(self->snd, 20000, &info));
 			life = (now_ns() - t0) / 2;
 		}
@@ -4260,12 +4254,8 @@ TL_TEST(obsolete_late_within_feed)
 			__u64 end;
 
 			ASSERT_EQ(0, get_info(self->snd, &was));
-			iov.iov_base = section_buf(s++, c[i].len);
-			ASSERT_NE(NULL, iov.iov_base);
 			ASSERT_EQ((ssize_t)c[i].len,
-				  tl_sendv(self->snd, &iov, 1, &life, 1,
-					   TL_DEADLINE, MSG_TL));
-			free(iov.iov_base);
+				  tl_send1(self->snd, s++, c[i].len, life, 0));
 			end = now_ns() + life + MSEC(5);
 			while (now_ns() < end) {
 				__u32 cur;
