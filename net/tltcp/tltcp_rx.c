@@ -254,6 +254,8 @@ static int tltcp_do_recvmsg(struct sock *sk, struct msghdr *msg, size_t len,
 			err = tltcp_rx_header(sk, ctx, bflags, addr_len);
 			if (err <= 0)
 				break;
+			/* A header is no byte of the caller's. */
+			err = 0;
 			continue;
 		}
 

@@ -2690,6 +2690,49 @@ TL_TEST(rx_shut_rd_mid_record)
 	EXPECT_EQ(-1, mismatch(got, 0, 0, 1000));
 }
 
+struct blocked_recv {
+	int fd;
+	__u8 buf[1000];
+	struct rxmsg m;
+};
+
+static void *blocked_recv_fn(void *arg)
+{
+	struct blocked_recv *b = arg;
+
+	tl_recv(b->fd, b->buf, sizeof(b->buf), MSG_TL, &b->m);
+	return NULL;
+}
+
+/*
+ * shutdown(SHUT_RD) from another thread while a reader waits for the
+ * payload of a header it has parsed: the reader returns 0, not the header
+ * parser's "one header read" as a byte count (a read of 1 without a
+ * record, which the UAPI fuzzer once met in a one-vCPU 6.12 guest).
+ */
+TL_TEST(rx_shut_rd_waiting_for_payload)
+{
+	const struct pair_opts o = { .plain_snd = true };
+	struct blocked_recv b = {};
+	__u8 h[WIRE_HDR_LEN];
+	pthread_t t;
+
+	SETUP_SKIPPED();
+	reopen(_metadata, self, variant, &o);
+	wire_hello(_metadata, self->snd);
+	wire_hdr(h, WIRE_DATA, 100, 0, 0, 100);
+	ASSERT_EQ(WIRE_HDR_LEN, write(self->snd, h, sizeof(h)));
+	set_timeouts(self->rcv, 5000);
+	b.fd = self->rcv;
+	ASSERT_EQ(0, pthread_create(&t, NULL, blocked_recv_fn, &b));
+	sleep_ms(300);
+	ASSERT_EQ(0, shutdown(self->rcv, SHUT_RD));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, b.m.ret) TH_LOG("recvmsg: %zd (%s), %d control messages",
+				     b.m.ret, strerror(b.m.err), b.m.ncmsg);
+	EXPECT_EQ(0, b.m.ncmsg);
+}
+
 /* poll() with a 0 timeout: is @fd readable? */
 static bool readable(int fd)
 {
