@@ -576,9 +576,12 @@ static void tltcp_push_atomic(struct sock *sk, struct tltcp_ctx *ctx)
 		schedule_work(&ctx->tx_work);
 }
 
-/* TCP freed acknowledged data: in softirq, from the lock owner's backlog
+/* TCP freed acknowledged data: in softirq; from the lock owner's backlog
  * (possibly inside our own tcp_sendmsg_locked() call, which may flush
- * it), or from a setsockopt() under the lock.
+ * it); or from release_sock()'s tcp_release_cb(), which runs a deferred
+ * write timer or TSQ handler in the owner's task but under the socket's
+ * spinlock with BH disabled.  Only the backlog may sleep: BH is enabled
+ * there.
  */
 void tltcp_write_space(struct sock *sk)
 {
@@ -606,7 +609,7 @@ void tltcp_write_space(struct sock *sk)
 	}
 	if (ctx->pushing)
 		ctx->push_again = true;
-	else if (in_task())
+	else if (in_task() && !in_softirq())
 		tltcp_push(sk, ctx);
 	else
 		tltcp_push_atomic(sk, ctx);

@@ -2345,6 +2345,72 @@ TL_TEST(doc_shutdown_wakes_blocked_sender)
 	rx_free(&rx);
 }
 
+struct lock_hammer {
+	int fd;
+	__u64 until_ns;
+	long calls;
+};
+
+static void *lock_hammer_fn(void *arg)
+{
+	struct lock_hammer *h = arg;
+	int one = 1;
+
+	while (now_ns() < h->until_ns) {
+		setsockopt(h->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		h->calls++;
+	}
+	return NULL;
+}
+
+/*
+ * TCP's zero-window probe timer fires while a thread owns the socket: TCP
+ * defers it to release_sock(), whose tcp_release_cb() runs it in that
+ * thread under the socket's spinlock with BH disabled, and the probe frees
+ * send space and calls write_space, which refills TCP from the queue.
+ * That refill must not sleep: in a kernel with DEBUG_ATOMIC_SLEEP (make
+ * check-debug) it once logged "sleeping function called from invalid
+ * context" in tcp_sendmsg_locked(), found by the UAPI fuzzer.  Two threads
+ * keep the socket owned through about five probes; then every queued
+ * byte arrives.
+ */
+TL_TEST(tx_refill_from_release_cb)
+{
+	const struct pair_opts o = { .rcv_window = 16384 };
+	struct lock_hammer h[2];
+	struct tl_info info;
+	pthread_t th[2];
+	int queued, i;
+	struct rx rx;
+	ssize_t ret;
+
+	SETUP_SKIPPED();
+	reopen(_metadata, self, variant, &o);
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 65536));
+	queued = fill_until_stalled(_metadata, self->snd, 8192);
+	ASSERT_LT(0, queued) TH_LOG("the queue never stayed full");
+	for (i = 0; i < 2; i++) {
+		h[i] = (struct lock_hammer){ .fd = self->snd,
+					     .until_ns = now_ns() + MSEC(3500) };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, lock_hammer_fn, &h[i]));
+	}
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+	TH_LOG("%ld and %ld setsockopt calls", h[0].calls, h[1].calls);
+	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
+
+	ASSERT_EQ(0, rx_init(&rx, NULL, 0, 65536));
+	set_timeouts(self->rcv, 20000);
+	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	EXPECT_EQ(0, ret) TH_LOG("recvmsg: %s", strerror(-ret));
+	EXPECT_EQ((__u64)queued, rx.section);
+	EXPECT_EQ(queued * 8192ULL, rx.data);
+	EXPECT_EQ(0, rx.gap);
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ((__u64)queued, info.sections_completed);
+	rx_free(&rx);
+}
+
 /* Account for @n bytes of section @s read without a record. */
 static void rx_skip(struct rx *rx, __u64 s, __u64 sec_len, __u64 n)
 {
