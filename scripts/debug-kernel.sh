@@ -39,11 +39,19 @@ VNGVER=$(vng --version 2>/dev/null | head -n1 || echo unknown)
 mkdir -p "$CACHE"
 
 # The fragment: the selftests' needs (minus this project's own out-of-tree
-# modules, which Kconfig does not know) and the debug options last.
+# modules, which Kconfig does not know) and the debug options last.  The
+# deployment checks (selftests/bpftrace, selftests/pkg: make check-deploy)
+# run in Debian's own kernels, never in this one: their options (BTF needs
+# pahole and a full debug-info build) stay out.
 FRAG=$(mktemp)
 trap 'rm -f "$FRAG"' EXIT
 {
-	cat "$TOP"/selftests/*/config |
+	for f in "$TOP"/selftests/*/config; do
+		case $f in
+		*/selftests/bpftrace/config | */selftests/pkg/config) ;;
+		*) cat "$f" ;;
+		esac
+	done |
 		grep -v -e '^CONFIG_TLTCP=' -e '^CONFIG_TCP_CONG_MULTFRC=' \
 			-e '^CONFIG_TCP_CONG_RENO_TW='
 	cat "$TOP/scripts/debug-kernel.config"
