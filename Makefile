@@ -8,7 +8,7 @@
 #   make KDIR=<dir>          build against any kernel tree or headers
 #   make vm CMD='...'        run a command in a VM booting the target kernel
 #   make check               the whole test suite (deps, builds, unit tests,
-#                            selftests in the 6.1 and 6.12 guests)
+#                            selftests in guests of 6.1, 6.12, 6.18, latest)
 #   make check-debug        the three modules' selftests and long fuzz runs
 #                            in a debug kernel (KASAN, lockdep, kmemleak,
 #                            UBSAN...) built from linux-source-6.12
