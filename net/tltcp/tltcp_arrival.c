@@ -31,14 +31,26 @@
  *    forward path, the data's, when the sender fills the bottleneck; srtt
  *    / 2 alone would miss half of it, as much as 25 ms on the workload of
  *    Documentation/tltcp.rst with its queue full.
- *  - rate = TCP's latest delivery-rate sample (tcp_rate.c:
- *    rate_delivered segments over rate_interval_us).  If that sample was
- *    application-limited (TCP had nothing to send for part of it), or
- *    there is none yet, the path may carry more: then at least cwnd / srtt,
- *    what TCP's window lets it send.  Not the pacing rate: TCP sets it
- *    to 1.2 (congestion avoidance) or 2 (slow start) times cwnd / srtt, so
- *    that pacing never limits it; as a prediction of arrivals it would be
- *    that much too fast.
+ *  - rate = the largest of TCP's delivery-rate samples (tcp_rate.c:
+ *    rate_delivered segments over rate_interval_us) of the last 10 srtt,
+ *    kept as BBR keeps its bandwidth (lib/win_minmax.c): a sample taken
+ *    while TCP was application-limited (it had nothing to send for part
+ *    of it) counts only if it raises the maximum.  If the latest sample
+ *    was application-limited, or there is none yet, the path may carry
+ *    more: then at least cwnd / srtt, what TCP's window lets it send.
+ *    Not the pacing rate: TCP sets it to 1.2 (congestion avoidance) or 2
+ *    (slow start) times cwnd / srtt, so that pacing never limits it; as a
+ *    prediction of arrivals it would be that much too fast.
+ *    Why a maximum, and why not the application-limited samples: after a
+ *    loss the window and the latest sample are small, every section may
+ *    then be predicted late, and a sender that abandons everything sends
+ *    only abandon records: its window cannot grow again (TCP grows it
+ *    only while it limits the sender) and its samples stay low.  With the
+ *    latest sample as the rate, 1 % loss on a 2 Mbit/s path held the
+ *    window at 2 segments for the last 53 s of a minute.  A period in
+ *    which the sender had little to send says nothing about the path;
+ *    samples taken while it sent all it could lower the estimate within
+ *    10 srtt if the path did slow down.
  *  - With no RTT sample yet, owd is 0; with no rate, bytes take no time:
  *    the estimate errs towards sending.
  *
@@ -68,21 +80,35 @@ struct tltcp_est {
 	u64	rate;		/* bytes per second, 0: unknown */
 };
 
-static void tltcp_estimate(const struct sock *sk, struct tltcp_est *e)
+/* The rate filter's window, in srtt */
+#define TLTCP_ARRIVAL_BW_SRTTS	10
+
+static void tltcp_estimate(const struct sock *sk, struct tltcp_ctx *ctx,
+			   u64 now, struct tltcp_est *e)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 srtt_us = tp->srtt_us >> 3;
 	u32 mss = tp->mss_cache;
-	u64 wnd_rate;
+	u64 sample = 0, wnd_rate;
 
 	e->owd_ns = 0;
-	e->rate = 0;
 	if (srtt_us)
 		e->owd_ns = (u64)(srtt_us - min(tcp_min_rtt(tp), srtt_us) / 2) *
 			    NSEC_PER_USEC;
 	if (tp->rate_interval_us)
-		e->rate = div_u64((u64)tp->rate_delivered * mss * USEC_PER_SEC,
-				  tp->rate_interval_us);
+		sample = div_u64((u64)tp->rate_delivered * mss * USEC_PER_SEC,
+				 tp->rate_interval_us);
+	/* Each sample once: TCP takes a new one on every ACK that delivers */
+	if (sample && srtt_us && tp->delivered != ctx->arrival_delivered) {
+		ctx->arrival_delivered = tp->delivered;
+		if (!tp->rate_app_limited ||
+		    sample >= minmax_get(&ctx->arrival_bw))
+			minmax_running_max(&ctx->arrival_bw,
+					   TLTCP_ARRIVAL_BW_SRTTS * srtt_us,
+					   (u32)div_u64(now, NSEC_PER_USEC),
+					   min_t(u64, sample, U32_MAX));
+	}
+	e->rate = minmax_get(&ctx->arrival_bw);
 	if (srtt_us && (tp->rate_app_limited || !e->rate)) {
 		wnd_rate = div_u64((u64)tcp_snd_cwnd(tp) * mss * USEC_PER_SEC,
 				   srtt_us);
@@ -100,19 +126,31 @@ static u64 tltcp_arrival_in(const struct tltcp_est *e, u64 bytes)
 
 /* Abandon every queued section whose last byte can no longer arrive by
  * its deadline, in queue order, counting the bytes ahead of each.
+ *
+ * Except the first while TCP has no payload in flight or unsent: it goes
+ * unless the path's delay alone makes it late.  The estimate's rate comes
+ * from what TCP could send, and TCP's window grows only while it limits
+ * the sender.  After losses a small window predicts every section late;
+ * abandoning them all would keep the window small for good (1 % loss on
+ * a 2 Mbit/s path: 2 segments for the last 43 s of a minute, with the
+ * rate filter alone).  Sending one section at a time until the estimate
+ * says they arrive in time again lets the window grow, at the cost of
+ * those sections' lateness.  While data flows, the rule does not apply.
  */
 void tltcp_arrival_check(struct sock *sk, struct tltcp_ctx *ctx, u64 now)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct tltcp_section *sec;
 	struct tltcp_est e;
+	bool probe;
 	u64 ahead;
 
 	if (!ctx->arrival || list_empty(&ctx->sendq))
 		return;
-	tltcp_estimate(sk, &e);
+	tltcp_estimate(sk, ctx, now, &e);
 	ahead = (u64)(tp->write_seq - tp->snd_nxt) +
 		ctx->txr.len - ctx->txr.done;
+	probe = !ctx->data_sent || !after(ctx->data_end, tp->snd_una);
 	list_for_each_entry(sec, &ctx->sendq, list) {
 		u32 rest = sec->len - sec->sent;
 
@@ -124,9 +162,15 @@ void tltcp_arrival_check(struct sock *sk, struct tltcp_ctx *ctx, u64 now)
 		if (!rest)
 			continue;
 		ahead += TLTCP_HDR_LEN + rest;
-		if (sec->deadline <= now ||
-		    now + tltcp_arrival_in(&e, ahead) <= sec->deadline)
+		if (sec->deadline <= now)
 			continue;
+		if (probe) {
+			probe = false;
+			if (now + e.owd_ns <= sec->deadline)
+				continue;
+		} else if (now + tltcp_arrival_in(&e, ahead) <= sec->deadline) {
+			continue;
+		}
 		/* It cannot make it: the bytes go to those behind it. */
 		ahead -= rest;
 		ctx->info.sections_abandoned_early++;
@@ -165,7 +209,7 @@ void tltcp_arrival_sent(struct sock *sk, struct tltcp_ctx *ctx, u64 now)
 
 	if (ctx->probe_n == TLTCP_ARRIVAL_PROBES)
 		return;
-	tltcp_estimate(sk, &e);
+	tltcp_estimate(sk, ctx, now, &e);
 	p = &ctx->probes[(ctx->probe_first + ctx->probe_n) %
 			 TLTCP_ARRIVAL_PROBES];
 	p->end_seq = tp->write_seq;

@@ -454,6 +454,8 @@ static bool tltcp_feed(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 		 * taken: the obsolete-bytes estimate needs it at once.
 		 */
 		sec->end_seq = tp->write_seq + ctx->txr.len;
+		ctx->data_end = sec->end_seq;
+		ctx->data_sent = true;
 		sec->sent += n;
 		tltcp_buf_advance(&sec->data, &sec->pos, n);
 		ctx->info.bytes_sent += n;
