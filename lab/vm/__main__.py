@@ -23,6 +23,7 @@ other than O/E.  Otherwise the command's exit status is returned.
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -299,6 +300,18 @@ def _report(state, problems, failure):
                 print(f"vm:   {line}", file=sys.stderr)
 
 
+# virtme-ng takes --rodir/--rwdir paths of these characters only.
+_VNG_PATH = re.compile(r"[a-zA-Z0-9_+ /.-]+")
+
+
+def mountable(path):
+    """@path, or its nearest ancestor that virtme-ng accepts to mount (the
+    debug kernel's cache directory holds a Debian version: '1~deb12u1')."""
+    while path != "/" and not _VNG_PATH.fullmatch(path):
+        path = os.path.dirname(path)
+    return path
+
+
 def run(args):
     kernel = args.kernel
     if args.image and not os.path.exists(args.image):
@@ -324,11 +337,14 @@ def run(args):
     guest = [os.path.join(HERE, "guest.sh"), state, moddir,
              str(args.timeout), modindex, kmods]
     cmd = vng_cmd(kernel, accel, args) + ["--rwdir", results]
-    if kdir and kdir.startswith(KCACHE + os.sep):
-        # virtme's init hides the host's /var/cache under a tmpfs: a
-        # kernel unpacked there needs its own (read-only) mount for the
-        # guest to find its modules.
-        cmd += [f"--rodir={kdir}"]
+    # virtme's init hides the host's /var/cache under a tmpfs: a kernel
+    # unpacked there (scripts/kernels.sh), or the modules of one built
+    # there (make check-debug's), needs its own read-only mount for the
+    # guest to find its modules.
+    for d in (kdir, kmods):
+        if d and (d.startswith(KCACHE + os.sep) or
+                  d.startswith("/var/cache/")):
+            cmd += [f"--rodir={mountable(d)}"]
     cmd += ["--exec", " ".join(shlex.quote(a) for a in guest)]
     log(f"booting {kernel} ({accel}), results in {results}")
 
