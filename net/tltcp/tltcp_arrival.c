@@ -142,7 +142,7 @@ void tltcp_arrival_check(struct sock *sk, struct tltcp_ctx *ctx, u64 now)
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct tltcp_section *sec;
 	struct tltcp_est e;
-	bool probe;
+	bool idle;
 	u64 ahead;
 
 	if (!ctx->arrival || list_empty(&ctx->sendq))
@@ -150,7 +150,7 @@ void tltcp_arrival_check(struct sock *sk, struct tltcp_ctx *ctx, u64 now)
 	tltcp_estimate(sk, ctx, now, &e);
 	ahead = (u64)(tp->write_seq - tp->snd_nxt) +
 		ctx->txr.len - ctx->txr.done;
-	probe = !ctx->data_sent || !after(ctx->data_end, tp->snd_una);
+	idle = !ctx->data_sent || !after(ctx->data_end, tp->snd_una);
 	list_for_each_entry(sec, &ctx->sendq, list) {
 		u32 rest = sec->len - sec->sent;
 
@@ -164,8 +164,8 @@ void tltcp_arrival_check(struct sock *sk, struct tltcp_ctx *ctx, u64 now)
 		ahead += TLTCP_HDR_LEN + rest;
 		if (sec->deadline <= now)
 			continue;
-		if (probe) {
-			probe = false;
+		if (idle) {
+			idle = false;
 			if (now + e.owd_ns <= sec->deadline)
 				continue;
 		} else if (now + tltcp_arrival_in(&e, ahead) <= sec->deadline) {
