@@ -46,6 +46,15 @@
  *    the one for which the equation gives the rate received before it
  *    (RFC 5348, 6.3.1), or the initial rate if none was measured yet.
  *
+ *  The equation's timeout T is 4 RTT, TFRC's t_RTO (RFC 5348 4.3), which
+ *    the paper takes from TFRC: not Linux's RTO (at least 200 ms, and
+ *    backed off).  The timeout term models a Reno sender that meets a
+ *    timeout whenever a window loses more than it can repair; with SACK,
+ *    RACK and TLP Linux's TCP repairs most such losses without one, and
+ *    with its minimum RTO at 5 to 10 RTTs on short paths that term held
+ *    MulTFRC(2) at 70 kbit/s at 10 % loss where the equation with 4 RTT
+ *    gives 482 (RTT 42 ms) and two Reno flows kept about 1200.
+ *
  *  Afterwards, once per RTT and at every loss event the rate becomes the
  *    equation's, at most twice the receive rate of the last RTT, at least
  *    one segment per second.  After an RTO, and when the connection sends
@@ -280,6 +289,12 @@ static u32 multfrc_packets(const struct tcp_sock *tp)
 	return tp->delivered + tp->lost;
 }
 
+/* The equation's timeout: TFRC's t_RTO = 4 R (the header comment) */
+static u32 multfrc_t_rto_us(const struct tcp_sock *tp)
+{
+	return max(4 * multfrc_srtt_us(tp), 1U);
+}
+
 /* The equation's inputs for this connection, without p. */
 static void multfrc_eq_input(const struct sock *sk, const struct multfrc *ca,
 			     struct multfrc_eq_in *in, u32 j_milli)
@@ -289,7 +304,7 @@ static void multfrc_eq_input(const struct sock *sk, const struct multfrc *ca,
 	in->n_milli = ca->n_milli;
 	in->j_milli = j_milli;
 	in->rtt_us = multfrc_srtt_us(tp);
-	in->rto_us = max(jiffies_to_usecs(inet_csk(sk)->icsk_rto), 1U);
+	in->rto_us = multfrc_t_rto_us(tp);
 	in->mss = tp->mss_cache;
 	in->b = READ_ONCE(multfrc_b);
 	in->p = 0;
@@ -406,7 +421,7 @@ static void multfrc_set_rate(struct sock *sk, struct multfrc *ca, u64 x_calc,
 	trace_multfrc_update(sk, ca->n_milli,
 			     (u32)(((u64)p * NSEC_PER_SEC) >> 32), j_milli,
 			     multfrc_srtt_us(tp),
-			     jiffies_to_usecs(inet_csk(sk)->icsk_rto), x_calc,
+			     multfrc_t_rto_us(tp), x_calc,
 			     x_recv, rate, !ca->nintervals);
 }
 
