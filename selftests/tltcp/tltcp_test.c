@@ -1278,9 +1278,9 @@ TL_TEST(plain_read_skips_gaps)
 	/*
 	 * A section may be as large as the queue's limit, by default the
 	 * send buffer, which TCP sizes at connect from the segment's memory
-	 * footprint: about 61 KB on Debian's kernels, less on a debug
-	 * kernel's (EMSGSIZE there).  A limit of its own keeps the test
-	 * about what it tests.
+	 * footprint: enough for these 60,000 bytes on Debian's kernels, not
+	 * on make check-debug's (EMSGSIZE there).  A limit of its own keeps
+	 * the test about what it tests.
 	 */
 	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 4 * len));
 
