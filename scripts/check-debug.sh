@@ -59,7 +59,10 @@ targets=${TARGETS:-tltcp multfrc reno_tw}
 # give it (2026-11-26).  The settings of the three modules' directories
 # multiply their timeout by KSELFTEST_TIMEOUT_SCALE (the runner evaluates
 # each value as a shell word).
-guest_env="KSELFTEST_TIMEOUT_SCALE=${KSELFTEST_TIMEOUT_SCALE:-4}"
+# KSFT_MACHINE_SLOW=yes, as netdev's debug builds: a check of a rate or a
+# time (lib_check_timed, machine_slow() in tltcp_test) reports its failure
+# as TODO there; everything else counts as in make check.
+guest_env="KSELFTEST_TIMEOUT_SCALE=${KSELFTEST_TIMEOUT_SCALE:-4} KSFT_MACHINE_SLOW=yes"
 guest_env+=" FUZZ_OPS=${FUZZ_OPS:-1000000} FUZZ_CONNS=${FUZZ_CONNS:-1000}"
 guest_env+=" FUZZ_SECONDS=${FUZZ_SECONDS:-3600}"
 guest_env+=" FUZZ_PEER_OPS=${FUZZ_PEER_OPS:-200000}"

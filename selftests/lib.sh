@@ -153,6 +153,19 @@ lib_check_todo() {
 	fi
 }
 
+# lib_check_timed DESCRIPTION COMMAND...: a check of a rate or a time,
+# which only a machine fast enough for the link can pass.  With
+# KSFT_MACHINE_SLOW=yes (netdev's name for a debug kernel's run: make
+# check-debug sets it) a failure is printed as TAP "not ok ... # TODO slow
+# machine" and does not fail the test; everywhere else it is lib_check.
+lib_check_timed() {
+	if [ "${KSFT_MACHINE_SLOW:-}" = yes ]; then
+		lib_check_todo "slow machine (KSFT_MACHINE_SLOW)" "$@"
+	else
+		lib_check "$@"
+	fi
+}
+
 # lib_within MEASURED EXPECTED TOLERANCE_PERCENT: |m - e| <= e * tol / 100
 lib_within() {
 	awk -v m="$1" -v e="$2" -v t="$3" 'BEGIN {

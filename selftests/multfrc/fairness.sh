@@ -142,7 +142,7 @@ for n in ${cases//,/ }; do
 			'BEGIN { printf "%.5f (%d)", s ? e / s : 0, e }')," \
 		"Reno $(awk -v e=$((tcp_e1 - tcp_e0)) -v s=$((tcp_s1 - tcp_s0)) \
 			'BEGIN { printf "%.5f (%d)", s ? e / s : 0, e }')"
-	lib_check "n = $n: normalized throughput $norm at least 0.7" \
+	lib_check_timed "n = $n: normalized throughput $norm at least 0.7" \
 		lib_at_least "$norm" 0.7
 	# Known to fail at times for n = 1 on 6.1: MulTFRC sees about half
 	# the loss events per segment that Reno sees, here too (see
@@ -150,7 +150,7 @@ for n in ${cases//,/ }; do
 	lib_check_todo "loss-event parity with Reno" \
 		"n = $n: normalized throughput $norm at most 1.4" \
 		lib_at_most "$norm" 1.4
-	lib_check "n = $n: the flows use at least 85 % of the link ($util)" \
+	lib_check_timed "n = $n: the flows use at least 85 % of the link ($util)" \
 		lib_at_least "$util" 0.85
 done
 lib_finish

@@ -39,7 +39,7 @@ for loss in $(for c in ${RATE_CASES:-1:1 5:2}; do echo "${c%%:*}"; done | uniq);
 			"$($TRACE summary "$TMPD/$name.trace" --after 5)"
 		x_bps=$(awk -v x="${x_calc:-0}" 'BEGIN { printf "%.0f", x * 8 }')
 		lib_log "loss $loss %, n = $n: goodput $got bit/s; equation $x_bps bit/s from p = $p, j = ${j}/1000, RTT $rtt us ($recs updates, $ss in slow start)"
-		lib_check "loss $loss %, n = $n: goodput within 25 % of the equation's rate" \
+		lib_check_timed "loss $loss %, n = $n: goodput within 25 % of the equation's rate" \
 			lib_within "${got:-0}" "${x_bps:-1}" 25
 		lib_check "loss $loss %, n = $n: loss event rate in (0, 1.5 x $loss %]" \
 			awk -v p="${p:-0}" -v l=$loss 'BEGIN { exit !(p > 0 && p <= l / 100 * 1.5) }'

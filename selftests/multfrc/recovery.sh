@@ -121,7 +121,7 @@ for spec in $CCS; do
 		rtts=$(awk -v t="$rate_t" -v r="$rtt_ms" 'BEGIN { if (t == "-") print "-"; else printf "%.1f", t * 1000 / r }')
 		line+="; rate at 90 % after $rate_t s = $rtts RTTs (RTT $rtt_ms ms)"
 		lib_log "$line"
-		lib_check "$name: rate back to 90 % of the equation's within $GOAL_RTTS RTTs ($rtts)" \
+		lib_check_timed "$name: rate back to 90 % of the equation's within $GOAL_RTTS RTTs ($rtts)" \
 			awk -v r="$rtts" -v g="$GOAL_RTTS" 'BEGIN { exit !(r != "-" && r <= g) }'
 	else
 		lib_log "$line"

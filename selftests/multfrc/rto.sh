@@ -100,8 +100,8 @@ before=$(goodput "$TMPD/steady.json" \
 	"$(awk -v t=$t0 'BEGIN { printf "%.6f", t - 0.2 }')")
 after=$(goodput "$TMPD/steady.json" "first-after:$t1" 1)
 lib_log "goodput: $before bit/s in the second before the blackhole ($(awk -v a=$t0 -v b=$t1 'BEGIN { printf "%.2f", b - a }') s with the drop rule), $after bit/s in the second after the flow resumed"
-lib_check "before the blackhole: above 2 Mbit/s (steady state)" lib_at_least "${before:-0}" 2000000
-lib_check "after the RTO: at least 0.4 x the goodput before" \
+lib_check_timed "before the blackhole: above 2 Mbit/s (steady state)" lib_at_least "${before:-0}" 2000000
+lib_check_timed "after the RTO: at least 0.4 x the goodput before" \
 	awk -v a="${after:-0}" -v b="${before:-0}" 'BEGIN { exit !(b > 0 && a >= 0.4 * b) }'
 lib_log "receiver, time from the blackhole:kbit/s per interval: $(lib_json \
 	"$TMPD/steady.json" "' '.join('%.1f:%d' % (d['epoch'] + i['start'] - $t0,
@@ -126,6 +126,6 @@ third=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/first.json" --skip 2 2>/dev/nul
 lib_log "first loss event with no receive rate: p = ${p:-none} ppb; goodput from 2 s on: ${third:-none} bit/s"
 lib_check "the first loss event's p is below 0.5" \
 	awk -v p="${p:-1000000000}" 'BEGIN { exit !(p < 500000000) }'
-lib_check "the flow reaches 1 Mbit/s from its third second" lib_at_least "${third:-0}" 1000000
+lib_check_timed "the flow reaches 1 Mbit/s from its third second" lib_at_least "${third:-0}" 1000000
 exec 9>&-
 lib_finish

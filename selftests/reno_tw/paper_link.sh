@@ -46,10 +46,10 @@ read -r mean t1m retr rates <<< "$(lib_json "$out" "(lambda r: (
 	[iv['sum']['bits_per_second'] for iv in d['intervals']])")"
 lib_log "kbit/s each second: $rates"
 lib_log "mean from 10 s to 30 s: $mean bit/s; first second at 1 Mbit/s: ${t1m}; segments retransmitted: $retr"
-lib_check "1 Mbit/s within 5 s (slow start reaches the window of 200)" \
+lib_check_timed "1 Mbit/s within 5 s (slow start reaches the window of 200)" \
 	bash -c "[ ${t1m:--1} -ge 0 ] && [ ${t1m:--1} -le 5 ]"
-lib_check "goodput from 10 s to 30 s at least 1.15 Mbit/s (620 kbit/s unpaced)" \
+lib_check_timed "goodput from 10 s to 30 s at least 1.15 Mbit/s (620 kbit/s unpaced)" \
 	lib_at_least "${mean:-0}" 1150000
-lib_check "at most 5 segments retransmitted (21 unpaced)" \
+lib_check_timed "at most 5 segments retransmitted (21 unpaced)" \
 	bash -c "[ ${retr:--1} -ge 0 ] && [ ${retr:--1} -le 5 ]"
 lib_finish

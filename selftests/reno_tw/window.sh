@@ -85,8 +85,8 @@ flow tw200 reno_tw 3
 read -r s max reach later <<< "$(slow_start tw200)"
 lib_log "reno_tw initial_ssthresh=200: ssthresh $s, reached at ${reach}s, cwnd $later one second (10 RTTs) later"
 lib_check "reno_tw starts with ssthresh 200" test "$s" = 200
-lib_check "slow start reaches 200 packets" lib_at_least "$reach" 0
-lib_check "then linear growth: 200..215 packets 10 RTTs later" \
+lib_check_timed "slow start reaches 200 packets" lib_at_least "$reach" 0
+lib_check_timed "then linear growth: 200..215 packets 10 RTTs later" \
 	bash -c "[ $later -ge 200 ] && [ $later -le 215 ]"
 
 echo 50 > $PARAMS/initial_ssthresh
@@ -94,14 +94,14 @@ flow tw50 reno_tw 3
 read -r s max reach later <<< "$(slow_start tw50)"
 lib_log "reno_tw initial_ssthresh=50: ssthresh $s, reached at ${reach}s, cwnd $later 10 RTTs later"
 lib_check "initial_ssthresh=50 takes effect" test "$s" = 50
-lib_check "slow start ends at 50: 50..65 packets 10 RTTs later" \
+lib_check_timed "slow start ends at 50: 50..65 packets 10 RTTs later" \
 	bash -c "[ $reach != -1.000 ] && [ $later -ge 50 ] && [ $later -le 65 ]"
 echo 200 > $PARAMS/initial_ssthresh
 
 flow reno reno 3
 read -r s max reach later <<< "$(slow_start reno)"
 lib_log "reno: ssthresh $s, largest cwnd in the first 1.5 s $max"
-lib_check "reno slow-starts past 250 packets in 1.5 s (no initial threshold)" \
+lib_check_timed "reno slow-starts past 250 packets in 1.5 s (no initial threshold)" \
 	lib_at_least "$max" 251
 
 # 2. Congestion events, on a path with 0.5 % random loss (and a queue
@@ -115,7 +115,7 @@ echo 40 > $PARAMS/initial_ssthresh
 flow tw5 reno_tw 8
 read -r m t u o ss <<< "$(classify tw5 5)"
 lib_log "decrease_pct=5: $m changes to 95 % of cwnd, $ss halvings in slow start, $t by timeouts, $u by the kernel, $o unexplained"
-lib_check "congestion events seen: at least 5 changes to floor(95 % of cwnd)" lib_at_least "$m" 5
+lib_check_timed "congestion events seen: at least 5 changes to floor(95 % of cwnd)" lib_at_least "$m" 5
 lib_check "every change of ssthresh explained (95 %, timeout or kernel)" test "$o" = 0
 
 echo 50 > $PARAMS/decrease_pct

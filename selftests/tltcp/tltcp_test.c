@@ -943,6 +943,17 @@ FIXTURE_VARIANT_ADD(tltcp, ipv6) {
 
 static const struct pair_opts default_opts;
 
+/* netdev's debug-kernel runs set KSFT_MACHINE_SLOW=yes (make check-debug
+ * does): bounds on a rate or a time that only a fast machine meets are
+ * logged there instead of checked.
+ */
+static bool machine_slow(void)
+{
+	const char *v = getenv("KSFT_MACHINE_SLOW");
+
+	return v && !strcmp(v, "yes");
+}
+
 FIXTURE_SETUP(tltcp)
 {
 	/*
@@ -4406,7 +4417,10 @@ static __u32 ms_of(double rate, double f, __u32 mss)
  * 1500-byte MTU, unshaped and then at 1.5 Mbit/s, TL_NOTSENT in the
  * second half of a transfer lies between half and four milliseconds of
  * the rate the receiver measured (each clamped alike): it grows with the
- * rate, and at 1.5 Mbit/s it is two segments.
+ * rate, and at 1.5 Mbit/s it is two segments.  On a slow machine
+ * (KSFT_MACHINE_SLOW=yes: make check-debug) the upper bound is only
+ * logged: there TCP's pacing rate runs ahead of what the CPU-bound kernel
+ * delivers (5.2 ms of the measured 119.5 Mbit/s, 2026-11-26).
  */
 TL_TEST(notsent_follows_rate)
 {
@@ -4429,7 +4443,11 @@ TL_TEST(notsent_follows_rate)
 		TH_LOG("%s: %.1f Mbit/s, TL_NOTSENT %u (MSS %d)",
 		       bps[i] ? "1.5 Mbit/s" : "unshaped", rate * 8e-6, v, mss);
 		EXPECT_LE(ms_of(rate, 0.5, mss), v);
-		EXPECT_GE(ms_of(rate, 4, mss), v);
+		if (!machine_slow()) {
+			EXPECT_GE(ms_of(rate, 4, mss), v);
+		} else if (v > ms_of(rate, 4, mss)) {
+			TH_LOG("above 4 ms of the rate: not counted on a slow machine");
+		}
 	}
 }
 
