@@ -21,7 +21,8 @@
  *    back.
  *
  * Everything else is Reno: slow start below ssthresh, one segment per RTT
- * above it (tcp_reno_cong_avoid), and a retransmission timeout still
+ * above it (tcp_reno_cong_avoid; the probe below is the one exception, at
+ * the start of a connection), and a retransmission timeout still
  * collapses the window to one segment with ssthresh at half the window,
  * as the paper's TCP-like does.
  *
@@ -70,6 +71,35 @@
  *    algorithm, unless the socket set SO_MAX_PACING_RATE.
  *  - Module parameter pacing=0 gives the unpaced behaviour.
  *
+ * Probing past the initial threshold (module parameter probe, default 1):
+ *  - The paper's 200 packets were chosen on one path; on its own link
+ *    with 500-byte packets the path holds 292 plus the queue's 20.  From
+ *    a window of 200 Reno's one segment per 620 ms round trip needs 57 s
+ *    to fill it, and the flow is at 68 % of the link for most of a minute
+ *    (the paper's Fig. 2 shows the same: its maximum at about 90 s).
+ *  - Until the connection's first congestion event, a window that
+ *    reached the initial ssthresh keeps growing, a quarter as fast as in
+ *    slow start (25 % per round trip: RFC 9406's conservative slow start),
+ *    as long as the RTT shows no queue.  Eight RTT samples in a row
+ *    later than the path's minimum by clamp(min_rtt / 8, 4 ms, 16 ms)
+ *    (RFC 9406's delay increase, over the last eight samples instead of
+ *    a round trip's first eight: a queue of a few percent of the path,
+ *    20 packets against 292, fills within the round trip in which the
+ *    window passes the path) end the probe: ssthresh becomes the
+ *    window, and Reno's congestion avoidance goes on from there.
+ *  - A loss during the probe ends it too.  The window grew by at most a
+ *    quarter in the round trip the loss came from, so neither slow
+ *    start's half nor the paper's 5 % fits: ssthresh becomes what the
+ *    path holds, the larger of what it delivered in the last complete
+ *    round trip and the last delivery-rate sample times the path's
+ *    minimum RTT, kept between half the window and the paper's
+ *    decrease.
+ *  - Only the start of a connection changes: after the first congestion
+ *    event the flow is the paper's (and today's) Reno with a 5 %
+ *    decrease, as aggressive against a competing flow as without the
+ *    probe.  probe=0 gives the paper's slow start that ends at the
+ *    initial ssthresh.
+ *
  * A consequence users must know: a flow that gives back only 5 % on loss
  * takes most of a shared bottleneck from a competing Reno or CUBIC flow.
  * The paper's own Table II reports 1697 kbit/s for TCP-like TW against
@@ -91,6 +121,15 @@
 static unsigned int initial_ssthresh __read_mostly = 200;
 static unsigned int decrease_pct __read_mostly = 5;
 static bool pacing __read_mostly = true;
+static bool probe __read_mostly = true;
+
+/* RFC 9406: the RTT samples that make a delay increase, its bounds (us)
+ * and the conservative slow start's growth divisor.
+ */
+#define RENO_TW_RTT_SAMPLES	8
+#define RENO_TW_DELAY_MIN_US	4000U
+#define RENO_TW_DELAY_MAX_US	16000U
+#define RENO_TW_PROBE_DIVISOR	4
 
 /* Store an unsigned module parameter if it lies in [lo, hi] (or is 0 when
  * zero_ok): a bad value is refused with -EINVAL and the old one is kept.
@@ -147,13 +186,34 @@ module_param(pacing, bool, 0644);
 MODULE_PARM_DESC(pacing,
 		 "pace sending with TCP's internal pacing, so that slow start does not overflow a short queue (default 1)");
 
-/* Per-socket state: the decrease in force when the connection started and
- * whether .init turned internal pacing on.
+module_param(probe, bool, 0644);
+MODULE_PARM_DESC(probe,
+		 "until the first congestion event, grow past the initial ssthresh a quarter as fast as slow start while the RTT shows no queue (default 1)");
+
+/* Per-socket state: the decrease in force when the connection started,
+ * whether .init turned internal pacing on, and the probe past the initial
+ * ssthresh: whether it goes on, the round trip it measures (ends when
+ * snd_una reaches round_end; tp->delivered when it began; its smallest
+ * RTT sample of the first few), the segments delivered in the last
+ * complete round trip and the ACKed segments not yet turned into window.
  */
 struct reno_tw {
 	u32 decrease_pct;
-	u32 paced;
+	u8 paced;
+	u8 probing;
+	u8 delayed;
+	u8 probe_acked;
+	u32 round_end;
+	u32 round_delivered;
+	u32 last_round_delivered;
 };
+
+/* A new round trip starts with what is sent from now on. */
+static void reno_tw_new_round(struct reno_tw *ca, const struct tcp_sock *tp)
+{
+	ca->round_end = tp->snd_nxt;
+	ca->round_delivered = tp->delivered;
+}
 
 /* .init runs when a connection is established and when an established
  * one switches to reno_tw (TCP_CONGESTION).  The initial ssthresh is for
@@ -177,9 +237,16 @@ static void reno_tw_init(struct sock *sk)
 	ca->paced = READ_ONCE(pacing) &&
 		    cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE,
 			    SK_PACING_NEEDED) == SK_PACING_NONE;
+	ca->probing = 0;
+	ca->probe_acked = 0;
+	ca->delayed = 0;
+	ca->last_round_delivered = 0;
 	if (ssthresh && (tp->snd_ssthresh >= TCP_INFINITE_SSTHRESH ||
-			 !tp->data_segs_out))
+			 !tp->data_segs_out)) {
 		tp->snd_ssthresh = ssthresh;
+		ca->probing = READ_ONCE(probe);
+	}
+	reno_tw_new_round(ca, tp);
 }
 
 /* .release runs when the socket goes and when it switches to another
@@ -209,13 +276,95 @@ static void reno_tw_release(struct sock *sk)
  */
 static u32 reno_tw_ssthresh(struct sock *sk)
 {
-	const struct reno_tw *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
+	struct reno_tw *ca = inet_csk_ca(sk);
 	u64 cwnd = tcp_snd_cwnd(tp);
+	u32 half, gentle;
 
-	if (tcp_in_slow_start(tp))
-		return max_t(u32, cwnd >> 1U, 2U);
-	return max_t(u32, div_u64(cwnd * (100 - ca->decrease_pct), 100), 2U);
+	half = max_t(u32, cwnd >> 1U, 2U);
+	if (tcp_in_slow_start(tp)) {
+		ca->probing = 0;
+		return half;
+	}
+	gentle = max_t(u32, div_u64(cwnd * (100 - ca->decrease_pct), 100), 2U);
+	/* A loss while probing past the initial ssthresh: what the path
+	 * delivered in the last round trip, between the two.
+	 */
+	if (ca->probing) {
+		u32 held = ca->last_round_delivered;
+
+		ca->probing = 0;
+		/* the last delivery-rate sample times the path's RTT */
+		if (tp->rate_interval_us > 0 && tcp_min_rtt(tp) != ~0U)
+			held = max_t(u64, held,
+				     div_u64((u64)tp->rate_delivered *
+					     tcp_min_rtt(tp),
+					     tp->rate_interval_us));
+		return clamp(held, half, max(half, gentle));
+	}
+	return gentle;
+}
+
+/* Slow start below ssthresh; past the initial one, while the probe goes
+ * on, a quarter of slow start's growth; Reno's one segment per round
+ * trip after.
+ */
+static void reno_tw_cong_avoid(struct sock *sk, u32 ack, u32 acked)
+{
+	struct reno_tw *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 grow;
+
+	if (!ca->probing) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	if (!tcp_is_cwnd_limited(sk))
+		return;
+	if (tcp_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			return;
+	}
+	acked += ca->probe_acked;
+	grow = acked / RENO_TW_PROBE_DIVISOR;
+	ca->probe_acked = acked % RENO_TW_PROBE_DIVISOR;
+	tcp_snd_cwnd_set(tp, min(tcp_snd_cwnd(tp) + grow, tp->snd_cwnd_clamp));
+}
+
+/* While probing: what each round trip delivered, and whether the RTT
+ * samples show a queue.
+ */
+static void reno_tw_pkts_acked(struct sock *sk, const struct ack_sample *sample)
+{
+	struct reno_tw *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 min_rtt, thresh;
+
+	if (!ca->probing)
+		return;
+	if (!before(tp->snd_una, ca->round_end)) {
+		ca->last_round_delivered = tp->delivered - ca->round_delivered;
+		reno_tw_new_round(ca, tp);
+	}
+	if (sample->rtt_us <= 0 || tcp_in_slow_start(tp))
+		return;
+	min_rtt = tcp_min_rtt(tp);
+	thresh = clamp(min_rtt >> 3, RENO_TW_DELAY_MIN_US,
+		       RENO_TW_DELAY_MAX_US);
+	if (min_rtt == ~0U || sample->rtt_us < min_rtt + thresh) {
+		ca->delayed = 0;
+		return;
+	}
+	/* A queue: the last eight samples all came that late.  Not only the
+	 * first ones of a round trip, as RFC 9406 takes: a queue of a few
+	 * percent of the path fills within the round trip in which the
+	 * window passes the path, before the next one's first sample.
+	 */
+	if (++ca->delayed >= RENO_TW_RTT_SAMPLES) {
+		ca->probing = 0;
+		tp->snd_ssthresh = tcp_snd_cwnd(tp);
+	}
 }
 
 static void reno_tw_cwnd_event(struct sock *sk, enum tcp_ca_event event)
@@ -226,15 +375,18 @@ static void reno_tw_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 	 * like TCP-like, fall back to half the window that timed out.
 	 * tcp_enter_loss() saved that window in prior_cwnd just before.
 	 */
-	if (event == CA_EVENT_LOSS)
+	if (event == CA_EVENT_LOSS) {
 		tp->snd_ssthresh = max(tp->prior_cwnd >> 1U, 2U);
+		((struct reno_tw *)inet_csk_ca(sk))->probing = 0;
+	}
 }
 
 static struct tcp_congestion_ops tcp_reno_tw __read_mostly = {
 	.init		= reno_tw_init,
 	.release	= reno_tw_release,
 	.ssthresh	= reno_tw_ssthresh,
-	.cong_avoid	= tcp_reno_cong_avoid,
+	.cong_avoid	= reno_tw_cong_avoid,
+	.pkts_acked	= reno_tw_pkts_acked,
 	.undo_cwnd	= tcp_reno_undo_cwnd,
 	.cwnd_event	= reno_tw_cwnd_event,
 	.owner		= THIS_MODULE,
@@ -258,4 +410,4 @@ module_exit(reno_tw_unregister);
 MODULE_AUTHOR("Research transports for Linux");
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("TCP-like TW: Reno with a high initial ssthresh and a gentle decrease, for long-delay links");
-MODULE_VERSION("1.1");
+MODULE_VERSION("1.2");

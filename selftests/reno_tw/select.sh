@@ -32,14 +32,15 @@ print(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").
 }
 
 # Parameters: documented, validated at load time and at run time.
-lib_check "modinfo documents initial_ssthresh, decrease_pct and pacing" \
+lib_check "modinfo documents initial_ssthresh, decrease_pct, pacing and probe" \
 	bash -c "modinfo tcp_reno_tw | grep -q 'parm:.*initial_ssthresh:.*packets' &&
 		 modinfo tcp_reno_tw | grep -q 'parm:.*decrease_pct:.*percent' &&
-		 modinfo tcp_reno_tw | grep -q 'parm:.*pacing:.*pace'"
+		 modinfo tcp_reno_tw | grep -q 'parm:.*pacing:.*pace' &&
+		 modinfo tcp_reno_tw | grep -q 'parm:.*probe:.*queue'"
 modprobe -r tcp_reno_tw 2>/dev/null
 modprobe tcp_reno_tw
-lib_check "defaults: initial_ssthresh 200, decrease_pct 5, pacing on" \
-	test "$(cat $PARAMS/initial_ssthresh) $(cat $PARAMS/decrease_pct) $(cat $PARAMS/pacing 2>&1)" = "200 5 Y"
+lib_check "defaults: initial_ssthresh 200, decrease_pct 5, pacing and probe on" \
+	test "$(cat $PARAMS/initial_ssthresh) $(cat $PARAMS/decrease_pct) $(cat $PARAMS/pacing $PARAMS/probe 2>&1 | paste -sd' ')" = "200 5 Y Y"
 for bad in "decrease_pct=0" "decrease_pct=51" "decrease_pct=-1" \
 	   "initial_ssthresh=1" "initial_ssthresh=1048577" "decrease_pct=x"; do
 	modprobe -r tcp_reno_tw

@@ -13,7 +13,10 @@
 #    reduction, cwnd validation; lab/tools/tcp_probe.py classify), or
 #    half the window for a loss in slow start;
 #  - a retransmission timeout collapses the window to one segment with
-#    ssthresh at half the window.
+#    ssthresh at half the window;
+#  - the probe past the initial ssthresh (probe=1, the default; sections
+#    1-3 run with probe=0, the paper's slow start) grows the window past
+#    it until a queue shows, and then sets ssthresh to the window.
 
 . "$(dirname "$0")/../lib.sh"
 lib_init
@@ -22,10 +25,12 @@ lib_require_cmd iperf3 tc
 lib_require_module tcp_reno_tw
 PARAMS=/sys/module/tcp_reno_tw/parameters
 PROBE="$PYTHON -m lab.tools.tcp_probe"
-trap '$PROBE stop 2>/dev/null; echo 200 > $PARAMS/initial_ssthresh; echo 5 > $PARAMS/decrease_pct; lib_cleanup' EXIT
-# Whatever an earlier test left: start from the documented defaults.
+trap '$PROBE stop 2>/dev/null; echo 200 > $PARAMS/initial_ssthresh; echo 5 > $PARAMS/decrease_pct; echo 1 > $PARAMS/probe; lib_cleanup' EXIT
+# Whatever an earlier test left: start from the documented defaults, but
+# for the probe, which section 4 turns on.
 echo 200 > $PARAMS/initial_ssthresh
 echo 5 > $PARAMS/decrease_pct
+echo 0 > $PARAMS/probe
 
 # flow NAME CC SECONDS [BLACKHOLE_AT BLACKHOLE_SECONDS]: one bulk flow
 # s1 -> d1 traced; writes $TMPD/NAME.rec ("t cwnd ssthresh") and
@@ -139,4 +144,34 @@ lib_check "ssthresh after the timeout is half the window, not 95 %" \
 import sys; from lab.tools import tcp_probe
 t, c0, s0, s1, c1 = map(float, '${rto:-0 0 0 0 9}'.split())
 sys.exit(not tcp_probe.decreased(int(c0), int(s1), 50))"
+
+# 4. The probe, on the path of section 1 (BDP 167 packets, a queue of
+#    2000 that never overflows here) from an initial ssthresh of 50: the
+#    window passes 50 by 25 % per round trip and the probe ends when the
+#    first RTT samples of a round trip come 12.5 ms (min_rtt / 8, about
+#    21 packets of queue at 20 Mbit/s) above the path's minimum, which
+#    sets ssthresh to the window: at least the BDP, not far past it.
+echo 1 > $PARAMS/probe
+DELAY_US=50000
+lib_topo_up dumbbell --rate 20mbit --delay 50ms --queue 2000
+echo 50 > $PARAMS/initial_ssthresh
+flow probe reno_tw 3
+echo 200 > $PARAMS/initial_ssthresh
+# tcp_probe reports tcp_current_ssthresh(), max(ssthresh, 3/4 cwnd) out
+# of recovery: while the window grows past 4/3 of 50 the value follows
+# 3/4 of it.  Once the probe has set ssthresh to the window W, the window
+# grows one segment per round trip and the value stays W to the end: the
+# last record's value is well above 3/4 of its window, and where it
+# first appeared the window was W (a stretch ACK may add a few segments).
+read -r t_end c_end s_end <<< "$(tail -1 "$TMPD/probe.rec")"
+first=$(awk -v s="$s_end" '$3 == s { print; exit }' "$TMPD/probe.rec")
+read -r t_set c_set _ <<< "${first:-0 0 0}"
+lib_log "probe from 50: ssthresh $s_end since ${t_set}s (cwnd $c_set then, $c_end at the end)"
+lib_check "the probe ends with ssthresh set to the window" \
+	bash -c "[ $((4 * ${s_end:-0})) -gt $((3 * ${c_end:-0} + 4)) ] &&
+		 [ ${c_set:-0} -ge ${s_end:-1} ] && [ ${c_set:-0} -le $((${s_end:-0} + 8)) ]"
+lib_check_timed "at a window from the BDP (167) to 300 packets" \
+	bash -c "[ ${s_end:-0} -ge 167 ] && [ ${s_end:-0} -le 300 ]"
+lib_check "no congestion event in the probe (no decrease of ssthresh)" \
+	bash -c "! awk '\$4 < \$3' '$TMPD/probe.chg' | grep -q ."
 lib_finish
