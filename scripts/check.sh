@@ -21,9 +21,10 @@
 # default 1: see below),
 # TARGETS (the first kernel's selftest directories, default CHECK_TARGETS
 # of selftests/Makefile: the modules', the tools' and the middleware's;
-# the experiment harness's own checks run in make check-experiments, the
-# bpftrace scripts' in make check-deploy), TARGETS_LATER (for the second kernel, default those
-# that test this project's modules: reno_tw, multfrc, tltcp, each with
+# the experiment harness's own checks run in make check-experiments),
+# TARGETS_LATER (for the second kernel, default those that test this
+# project's modules, and the bpftrace scripts shipped for them:
+# reno_tw, multfrc, tltcp, bpftrace, each with
 # LATER=1, its selection of what depends on the kernel's version: see
 # their Makefiles; flowgen is user space over the kernel's TCP, DCCP and
 # SCTP, and the streaming example (tltcp_stream) uses only what
@@ -33,7 +34,7 @@
 # as many Reno flows on the first kernel, MulTFRC(2) on the second, so
 # that each n of the test's default runs once).  TARGETS_NEWER and
 # ENV_NEWER choose them for the third kernel on (6.18, latest): the same
-# directories with NEWER=1 as well, which leaves out what 6.1 and 6.12
+# module directories with NEWER=1 as well, which leaves out what 6.1 and 6.12
 # already ran and does not depend on the kernel's version beyond them
 # (multfrc's fairness.sh, tltcp's fuzz.sh), plus tsm's tunnel.sh (these
 # kernels have no DCCP: the tunnel's fallback), and TLTCP_FAMILY=4:
@@ -139,7 +140,7 @@ later_lane() {
 				"$later_targets" "LATER=1"
 		else
 			run_guest "$k" "$cpus" "${ENV_NEWER-TLTCP_FAMILY=4}" \
-				"${TARGETS_NEWER:-$later_targets tsm}" "LATER=1 NEWER=1"
+				"${TARGETS_NEWER:-$module_targets tsm}" "LATER=1 NEWER=1"
 		fi
 	done
 }
@@ -151,7 +152,11 @@ later_lane() {
 # translation while the kernel patches its code (the int3 faults that
 # killed guests of two: Documentation/building.rst).  Guests of two vCPUs
 # (CHECK_CPUS=2) run one after another.
-later_targets=${TARGETS_LATER:-reno_tw multfrc tltcp}
+# The bpftrace scripts run in the second kernel's guest (6.12: BTF, and
+# the bpftrace of Debian 12 knows it): 100 s in a guest of one vCPU
+# beside two other guests (2026-11-26).
+module_targets="reno_tw multfrc tltcp"
+later_targets=${TARGETS_LATER:-$module_targets bpftrace}
 cpus=${CHECK_CPUS:-1}
 first_targets=${TARGETS:-$(make -s --no-print-directory -C selftests print-check-targets)}
 set -- $kernels

@@ -34,7 +34,22 @@ lib_flowgen_flow s1 d1 "$TMPD/tl.json" -P tltcp -C multfrc -D 25000,0.05,0.3 -t 
 	lib_log "the TLTCP flow failed"
 lib_flowgen_flow s1 d1 "$TMPD/tcp.json" -C reno_tw -t 2 || lib_log "the TCP flow failed"
 sleep 1.2	# one more of tcp_cwnd.bt's per-second prints
+# Ctrl-C prints the maps; a bpftrace that has not exited 30 s later is
+# killed (its checks then fail) rather than left to run into the
+# selftest's timeout.
 kill -INT "${pids[@]}"
+for i in $(seq 300); do
+	alive=0
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && alive=1
+	done
+	[ $alive = 0 ] && break
+	sleep 0.1
+done
+if [ $alive = 1 ]; then
+	lib_log "bpftrace still running 30 s after SIGINT: killed"
+	kill -KILL "${pids[@]}" 2>/dev/null
+fi
 wait "${pids[@]}"
 for s in tltcp multfrc tcp_cwnd; do
 	sed 's/^/#   /' "$TMPD/$s.err" | head -5
