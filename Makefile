@@ -161,7 +161,7 @@ deb:
 
 check-deploy: modules selftests deb
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
-		--timeout 1800 -- \
+		--timeout 3600 -- \
 		"make -s --no-print-directory -C selftests run_tests TARGETS='bpftrace pkg'"
 
 deps:
