@@ -44,7 +44,7 @@ class Parse(unittest.TestCase):
         counts, others = tcp_probe.classify(tcp_probe.changes(recs), 5)
         self.assertEqual(counts, {"congestion": 2, "timeout": 1,
                                   "kernel": 0, "other": 1,
-                                  "slow_start": 0})
+                                  "slow_start": 0, "first": 0})
         # Raising ssthresh to infinity is not an undo of the timeout's 31
         # (the value before it was 58).
         self.assertEqual(others[0][3], 2147483647)
@@ -56,7 +56,7 @@ class Parse(unittest.TestCase):
         counts, others = tcp_probe.classify(chg, 5)  # avoidance: not ours
         self.assertEqual(counts, {"congestion": 1, "timeout": 0,
                                   "kernel": 1, "other": 1,
-                                  "slow_start": 0})
+                                  "slow_start": 0, "first": 0})
         counts, _ = tcp_probe.classify(chg[2:], 50)
         self.assertEqual(counts["congestion"], 1)
 
@@ -75,6 +75,14 @@ class Parse(unittest.TestCase):
         counts, others = tcp_probe.classify(chg, 5)
         self.assertEqual((counts["slow_start"], counts["congestion"],
                           others), (1, 1, []))
+
+    def test_first_event_to_what_the_path_holds(self):
+        # reno_tw's first congestion event: between half and 95 % of the
+        # window (201 -> 119); only the first one.
+        chg = [(3.6, 201, 201, 119, 199), (5.0, 125, 119, 110, 124)]
+        counts, others = tcp_probe.classify(chg, 5)
+        self.assertEqual((counts["first"], others),
+                         (1, [(5.0, 125, 119, 110, 124)]))
 
     def test_congestion_event_may_raise_ssthresh(self):
         # Seen in a 6.1 guest: ssthresh 40, window grew to 51, loss: 48.

@@ -90,11 +90,15 @@ def classify(chg, pct):
       kernel:     back to the value before the previous change, or raised
                   to max(ssthresh, 3/4 cwnd) (tcp_current_ssthresh(): undo
                   of a spurious reduction, cwnd validation, idle restart);
+      first:      the connection's first congestion event set it between
+                  the half and the (100 - pct) % of the window (reno_tw:
+                  what the path holds);
       other:      anything else, which must never happen.
     Returns ({kind: count}, [other changes])."""
     counts = {"congestion": 0, "timeout": 0, "kernel": 0, "other": 0,
-              "slow_start": 0}
+              "slow_start": 0, "first": 0}
     others = []
+    events = 0
     for i, (t, c0, s0, s1, c1) in enumerate(chg):
         if c1 <= 2 and decreased(c0, s1, 50):
             kind = "timeout"
@@ -106,9 +110,14 @@ def classify(chg, pct):
         elif (i > 0 and s1 == chg[i - 1][2]) or \
                 (s1 > s0 and kernel_raise(c0, s0, s1)):
             kind = "kernel"
+        elif not events and s1 < s0 and \
+                max(c0 // 2, 2) <= s1 <= max((c0 + 2) * (100 - pct) // 100, 2):
+            kind = "first"
         else:
             kind = "other"
             others.append((t, c0, s0, s1, c1))
+        if kind != "kernel":
+            events += 1
         counts[kind] += 1
     return counts, others
 
@@ -175,7 +184,7 @@ def main(argv=None):
                   "ssthresh cwnd): %.6f %d %d %d %d" % change,
                   file=sys.stderr)
         print(counts["congestion"], counts["timeout"], counts["kernel"],
-              counts["other"], counts["slow_start"])
+              counts["other"], counts["slow_start"], counts["first"])
     return 0
 
 

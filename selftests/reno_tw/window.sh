@@ -62,7 +62,8 @@ flow() {
 	lib_log "$name ($cc): $(wc -l < "$TMPD/$name.rec") ACKs traced, $(wc -l < "$TMPD/$name.chg") changes of ssthresh"
 }
 
-# classify NAME PCT: "congestion timeout kernel unexplained" counts of the
+# classify NAME PCT: "congestion timeout kernel unexplained slow_start
+# first" counts of the
 # flow's changes of ssthresh for a decrease of PCT percent; unexplained
 # changes are logged.
 classify() {
@@ -118,15 +119,15 @@ DELAY_US=20000
 lib_topo_up dumbbell --rate 10mbit --delay 20ms --queue 100 --loss 0.5
 echo 40 > $PARAMS/initial_ssthresh
 flow tw5 reno_tw 8
-read -r m t u o ss <<< "$(classify tw5 5)"
-lib_log "decrease_pct=5: $m changes to 95 % of cwnd, $ss halvings in slow start, $t by timeouts, $u by the kernel, $o unexplained"
+read -r m t u o ss fe <<< "$(classify tw5 5)"
+lib_log "decrease_pct=5: $m changes to 95 % of cwnd, $ss halvings in slow start, $fe first events (to what the path holds), $t by timeouts, $u by the kernel, $o unexplained"
 lib_check_timed "congestion events seen: at least 5 changes to floor(95 % of cwnd)" lib_at_least "$m" 5
 lib_check "every change of ssthresh explained (95 %, timeout or kernel)" test "$o" = 0
 
 echo 50 > $PARAMS/decrease_pct
 flow tw50pct reno_tw 8
-read -r m t u o ss <<< "$(classify tw50pct 50)"
-lib_log "decrease_pct=50: $m changes to 50 % of cwnd, $ss halvings in slow start, $t by timeouts, $u by the kernel, $o unexplained"
+read -r m t u o ss fe <<< "$(classify tw50pct 50)"
+lib_log "decrease_pct=50: $m changes to 50 % of cwnd, $ss halvings in slow start, $fe first events, $t by timeouts, $u by the kernel, $o unexplained"
 lib_check "decrease_pct=50: at least 5 changes to 50 %, none unexplained" \
 	bash -c "[ $m -ge 5 ] && [ $o = 0 ]"
 echo 5 > $PARAMS/decrease_pct
