@@ -77,7 +77,7 @@ t0=$(date +%s)
 # identify_cpu() at boot (2026-11-26), which taints the kernel and turns
 # lockdep off for the whole run.  Four-level paging boots clean.
 $PY -m lab.vm --kernel "$KREL" --image "$KERNEL" --kmods "$MODDIR" \
-	--modules "build/$KREL" --results "$out" --memory 4G --timeout 5400 \
+	--modules "build/$KREL" --results "$out" --memory 4G --timeout 9000 \
 	--boot-timeout 1800 --append no5lvl -- \
 	"$guest_env make -s --no-print-directory -C selftests run_tests TARGETS='$targets'; \
 	 scripts/kmemleak-scan.sh '$out/kmemleak.txt'" \
