@@ -3862,7 +3862,6 @@ struct pin_job {
 	int limit_errno;	/* of setting sndq_limit, 0: accepted */
 	int big_errno;		/* of a 64 MiB section */
 	int stop_errno;		/* what the last send said */
-	__u64 offered_tcp;	/* pin_compare(): plain TCP's offered */
 	__u64 offered;		/* bytes accepted */
 	__u64 held_tcp;		/* pin_compare(): plain TCP's held */
 	__u64 held;		/* bytes the senders held when they refused */
@@ -4037,7 +4036,6 @@ static void pin_compare(struct __test_metadata *_metadata, int family, int n,
 	run_pin(_metadata, tcp);
 	run_pin(_metadata, tl);
 	ASSERT_TRUE(tcp->ready && tl->ready);
-	tl->offered_tcp = tcp->offered;
 	tl->held_tcp = tcp->held;
 	kb[0] = (tcp->free_before - tcp->free_after) / n;
 	kb[1] = (tl->free_before - tl->free_after) / n;
