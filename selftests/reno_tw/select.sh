@@ -86,13 +86,12 @@ lib_topo_up dumbbell --rate 10mbit --delay 5ms --queue 50
 lib_nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
 lib_wait_listen d1 5201
 lib_nsx s1 iperf3 -c "$IP6_d1" -p 5201 -t 3 -C reno_tw -J > "$TMPD/iperf.json" 2>&1 &
-client=$!
-# Until the data socket shows, while the client runs (1.5 s was not
-# always enough in the debug kernel).
-while kill -0 $client 2>/dev/null; do
+# Until the data socket shows, for up to 10 s (1.5 s was not always
+# enough in the debug kernel).
+for i in $(seq 50); do
+	sleep 0.2
 	lib_nsx s1 ss -tni "dport = :5201" > "$TMPD/ss.txt"
 	grep -qE "^[[:space:]]+reno_tw " "$TMPD/ss.txt" && break
-	sleep 0.2
 done
 wait
 lib_check "iperf3 -C reno_tw: the IPv6 data socket runs reno_tw" \
