@@ -18,6 +18,10 @@ kselftest's runner, which drops it ("ok 3 selftests: d: x.sh # SKIP"),
 that of the test's own plan just before ("# 1..0 # SKIP dccp: not in
 this kernel (socket: ESOCKTNOSUPPORT)", selftests/lib.sh lib_plan).  The
 test declares it (lib_require_dccp), after a DCCP socket failed to open.
+
+A failed test's report lists the checks inside it that failed (its own
+"# not ok" lines, at most MAX_CHECKS), so that the tail of a CI log says
+which assertion broke without the guest's full output.
 """
 
 import argparse
@@ -31,6 +35,9 @@ PLAN = re.compile(r"^1\.\.(\d+)\s*$")
 NESTED_SKIP = re.compile(r"^#\s+1\.\.0\s+#\s*SKIP\s*(.*)$", re.I)
 # The declared reasons of a test that cannot apply to this kernel.
 NOT_APPLICABLE = ("dccp: not in this kernel",)
+# A failed check inside a test, indented by the runner: "# not ok 7 ...".
+NESTED_FAIL = re.compile(r"^#\s+(not ok\b.*)$")
+MAX_CHECKS = 10
 
 
 def not_applicable(reason):
@@ -43,6 +50,7 @@ def count(lines, skip_is_fail=False):
     failures = []
     planned = seen = 0
     nested = ""     # the reason of the last "# 1..0 # SKIP" since a result
+    checks = []     # the "# not ok" lines since a result
 
     def close_plan():
         nonlocal failed
@@ -59,6 +67,10 @@ def count(lines, skip_is_fail=False):
             planned, seen = int(m.group(1)), 0
             nested = ""
             continue
+        m = NESTED_FAIL.match(line)
+        if m:
+            checks.append(m.group(1).strip())
+            continue
         m = NESTED_SKIP.match(line)
         if m:
             nested = m.group(1)
@@ -70,6 +82,7 @@ def count(lines, skip_is_fail=False):
         ok, rest = m.group(1) == "ok", m.group(2)
         directive = rest.split("#", 1)[1].strip() if "#" in rest else ""
         reason, nested = directive[4:].strip() or nested, ""
+        inner, checks = checks, []
         if ok and directive.upper().startswith("SKIP") and \
                 not_applicable(reason):
             na += 1
@@ -83,7 +96,10 @@ def count(lines, skip_is_fail=False):
             passed += 1
         else:
             failed += 1
-            failures.append(line.strip())
+            more = len(inner) - MAX_CHECKS
+            failures.append("\n  ".join(
+                [line.strip()] + inner[:MAX_CHECKS] +
+                ([f"... and {more} more"] if more > 0 else [])))
     close_plan()
     return passed, failed, skipped, na, failures
 

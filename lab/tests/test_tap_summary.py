@@ -41,6 +41,20 @@ class Count(unittest.TestCase):
         lines = ["1..1", "# 1..5", "# ok 1 inner", "ok 1 outer"]
         self.assertEqual(tap_summary.count(lines)[:3], (1, 0, 0))
 
+    def test_failure_lists_its_failed_checks(self):
+        lines = ["1..2", "# not ok 3 belongs to a", "ok 1 a",
+                 "# ok 1 fine", "# not ok 2 rate 0.4 Mbit/s",
+                 "#  not ok 5 delay 600 ms", "not ok 2 b # exit=1"]
+        fails = tap_summary.count(lines)[4]
+        self.assertEqual(fails, ["not ok 2 b # exit=1\n"
+                                 "  not ok 2 rate 0.4 Mbit/s\n"
+                                 "  not ok 5 delay 600 ms"])
+        many = ["1..1"] + [f"# not ok {i} c" for i in range(15)] + \
+            ["not ok 1 x"]
+        report = tap_summary.count(many)[4][0].splitlines()
+        self.assertEqual(len(report), 1 + tap_summary.MAX_CHECKS + 1)
+        self.assertEqual(report[-1], "  ... and 5 more")
+
     def test_summary_line(self):
         self.assertEqual(tap_summary.summary(3, 0, 0), "3 passed, 0 failed")
         self.assertEqual(tap_summary.summary(3, 1, 2),

@@ -5,7 +5,7 @@ a sink that checks what arrives.
 
   udp_app.py send HOST PORT --rate PPS --size BYTES --count N [--first S]
                   [--bind ADDR:PORT] [--connect] [--replies FILE]
-                  [--linger S]
+                  [--linger S] [--steady]
   udp_app.py sink ADDR PORT --out FILE [--idle S] [--echo]
 
 Each datagram is its sequence number, the sender's CLOCK_MONOTONIC in ns
@@ -18,7 +18,11 @@ each datagram back to its source.  --connect makes the sender connect its
 socket, so it accepts replies only from HOST:PORT (as a real application
 would: a redirected reply must come from the original destination);
 --replies counts them into FILE, waiting for them up to --linger seconds
-after the last datagram (less once each has had its reply).
+after the last datagram (less once each has had its reply).  The sender
+keeps its schedule by catching up after a late wake-up (a burst, as a
+real application that timestamps its media does); --steady restarts the
+schedule instead, for tests of integrity that must not depend on how long
+the guest's CPU was away.
 """
 import argparse
 import json
@@ -62,6 +66,8 @@ def send(a):
             if now >= at:
                 break
             time.sleep(min(at - now, 0.002))
+        if a.steady and now - at > 1 / a.rate:
+            t0 += now - at
         try:
             if a.connect:
                 s.send(payload(seq, a.size))
@@ -148,6 +154,7 @@ def main():
     s.add_argument("--connect", action="store_true")
     s.add_argument("--replies")
     s.add_argument("--linger", type=float, default=0)
+    s.add_argument("--steady", action="store_true")
     k = sub.add_parser("sink")
     k.add_argument("addr")
     k.add_argument("port", type=int)
