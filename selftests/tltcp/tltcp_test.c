@@ -3609,7 +3609,10 @@ TL_TEST(close_lingers_once)
  */
 TL_TEST(soft_error_keeps_stream)
 {
-	const __u64 total = 16 << 20;
+	/* 6.7 s at 20 Mbit/s; a KASAN guest under TCG moves a quarter of
+	 * it in the harness's 60 s (make check-debug timed out).
+	 */
+	const __u64 total = machine_slow() ? 4 << 20 : 16 << 20;
 	struct sockaddr_storage ss;
 	socklen_t slen = sizeof(ss);
 	struct job *j;
