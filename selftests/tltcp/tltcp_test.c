@@ -3590,7 +3590,10 @@ TL_TEST(close_lingers_once)
 	TH_LOG("close() with SO_LINGER 1 s took %llu ms",
 	       (unsigned long long)(j->close_ns / NSEC_PER_MSEC));
 	EXPECT_LT(MSEC(800), j->close_ns);
-	EXPECT_GT(MSEC(1500), j->close_ns);
+	/* Twice the linger time is the defect; a debug kernel under TCG
+	 * took 1631 ms to return from the one wait.
+	 */
+	EXPECT_GT(MSEC(machine_slow() ? 1950 : 1500), j->close_ns);
 	EXPECT_EQ(0, ret) TH_LOG("recvmsg: %s", strerror(-ret));
 	EXPECT_EQ((__u64)nsec, rx.section);
 	EXPECT_EQ(nsec * len, rx.data);
@@ -4799,4 +4802,27 @@ TL_TEST(arrival_abandon_unreachable)
 	EXPECT_GT(MSEC(60), c.arrival_early_max_ns);
 }
 
-TEST_HARNESS_MAIN
+/* TEST_HARNESS_MAIN, and KSELFTEST_TIMEOUT_SCALE (make check-debug: 4)
+ * stretches each test's own timeout as the runner stretches the whole
+ * program's: in the KASAN guest under TCG, tests of 10-20 s here were
+ * killed at the harness's 60 s while the guest shared the machine.
+ */
+static void __attribute__((constructor)) tl_constructor_order_last(void)
+{
+	if (!__constructor_order)
+		__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD;
+}
+
+int main(int argc, char **argv)
+{
+	const char *v = getenv("KSELFTEST_TIMEOUT_SCALE");
+	struct __fixture_metadata *f;
+	struct __test_metadata *t;
+	int scale = v ? atoi(v) : 1;
+
+	if (scale > 1 && scale <= 100)
+		for (f = __fixture_list; f; f = f->next)
+			for (t = f->tests; t; t = t->next)
+				t->timeout *= scale;
+	return test_harness_run(argc, argv);
+}
