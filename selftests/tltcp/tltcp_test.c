@@ -3590,10 +3590,12 @@ TL_TEST(close_lingers_once)
 	TH_LOG("close() with SO_LINGER 1 s took %llu ms",
 	       (unsigned long long)(j->close_ns / NSEC_PER_MSEC));
 	EXPECT_LT(MSEC(800), j->close_ns);
-	/* Twice the linger time is the defect; a debug kernel under TCG
-	 * took 1631 ms to return from the one wait.
+	/* Twice the linger time is the defect.  A debug kernel under TCG
+	 * took 1124-2090 ms to return from the one wait, depending on what
+	 * else ran on the machine: there the bound is logged only.
 	 */
-	EXPECT_GT(MSEC(machine_slow() ? 1950 : 1500), j->close_ns);
+	if (!machine_slow())
+		EXPECT_GT(MSEC(1500), j->close_ns);
 	EXPECT_EQ(0, ret) TH_LOG("recvmsg: %s", strerror(-ret));
 	EXPECT_EQ((__u64)nsec, rx.section);
 	EXPECT_EQ(nsec * len, rx.data);
@@ -3612,10 +3614,12 @@ TL_TEST(close_lingers_once)
  */
 TL_TEST(soft_error_keeps_stream)
 {
-	/* 6.7 s at 20 Mbit/s; a KASAN guest under TCG moves a quarter of
-	 * it in the harness's 60 s (make check-debug timed out).
+	/* 6.7 s at 20 Mbit/s, long enough to be still writing when the
+	 * rule comes: a 4 MiB stream was all in the socket buffers by then
+	 * in the debug kernel and saw no error.  A slow machine gets time
+	 * from KSELFTEST_TIMEOUT_SCALE (main()).
 	 */
-	const __u64 total = machine_slow() ? 4 << 20 : 16 << 20;
+	const __u64 total = 16 << 20;
 	struct sockaddr_storage ss;
 	socklen_t slen = sizeof(ss);
 	struct job *j;
