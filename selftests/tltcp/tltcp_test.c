@@ -2722,7 +2722,11 @@ static void many_small_sections(struct __test_metadata *_metadata,
 		       runs[r].tl ? "MSG_TL" : "plain", runs[r].bufsz,
 		       runs[r].late, (unsigned long long)total,
 		       (unsigned long long)(took / NSEC_PER_MSEC));
-		EXPECT_GT(SEC(15), took);
+		/* 2.5 s of link; a debug kernel sharing the machine took 16 s
+		 * (the stall this guards against fails the read after 5 s).
+		 */
+		if (!machine_slow())
+			EXPECT_GT(SEC(15), took);
 		ASSERT_EQ(0, get_info(self->snd, &si));
 		EXPECT_EQ(0, si.bytes_abandoned);
 	}
