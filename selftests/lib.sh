@@ -153,13 +153,17 @@ lib_check_todo() {
 	fi
 }
 
+# lib_machine_slow: true on a machine declared slow, KSFT_MACHINE_SLOW=yes
+# (netdev's name for a debug kernel's run: make check-debug sets it).
+lib_machine_slow() { [ "${KSFT_MACHINE_SLOW:-}" = yes ]; }
+
 # lib_check_timed DESCRIPTION COMMAND...: a check of a rate or a time,
-# which only a machine fast enough for the link can pass.  With
-# KSFT_MACHINE_SLOW=yes (netdev's name for a debug kernel's run: make
-# check-debug sets it) a failure is printed as TAP "not ok ... # TODO slow
-# machine" and does not fail the test; everywhere else it is lib_check.
+# which only a machine fast enough for the link can pass.  On a slow
+# machine (lib_machine_slow) a failure is printed as TAP "not ok ... #
+# TODO slow machine" and does not fail the test; everywhere else it is
+# lib_check.
 lib_check_timed() {
-	if [ "${KSFT_MACHINE_SLOW:-}" = yes ]; then
+	if lib_machine_slow; then
 		lib_check_todo "slow machine (KSFT_MACHINE_SLOW)" "$@"
 	else
 		lib_check "$@"

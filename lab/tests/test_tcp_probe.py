@@ -33,6 +33,16 @@ class Parse(unittest.TestCase):
         self.assertEqual(recs[0], (0.0, 10, 200))
         self.assertEqual(len(recs), 9)
 
+    def test_marks_on_the_records_time_base(self):
+        mark = ("            bash-977     [000] .....  10.750000: "
+                "tracing_mark_write: blackhole on")
+        text = TRACE + "\n" + mark + "\n"
+        flows = tcp_probe.parse(text)
+        [(t, what)] = tcp_probe.marks(text, flows)
+        self.assertAlmostEqual(t, 0.25)       # 10.75 - the flow's 10.5
+        self.assertEqual(what, "blackhole on")
+        self.assertEqual(tcp_probe.marks(mark, {}), [])
+
     def test_changes(self):
         recs = tcp_probe.busiest(tcp_probe.parse(TRACE))
         chg = [c[1:] for c in tcp_probe.changes(recs)]

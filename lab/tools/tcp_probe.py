@@ -17,6 +17,9 @@ ACK (or by a timer in between).
                                         against a multiplicative decrease of
                                         P percent: prints "congestion
                                         timeout kernel other"
+  tcp_probe.py marks TRACE              "t text" of every line a test wrote
+                                        to trace_marker, t on the time base
+                                        of records
 """
 
 import argparse
@@ -30,6 +33,7 @@ INFINITE_SSTHRESH = 0x7fffffff
 
 LINE = re.compile(r"\s(\d+\.\d+): tcp_probe: .*? snd_cwnd=(\d+) "
                   r"ssthresh=(\d+) .*?sock_cookie=([0-9a-f]+)")
+MARK = re.compile(r"\s(\d+\.\d+): tracing_mark_write: (.*)$")
 
 
 def parse(text):
@@ -51,6 +55,16 @@ def busiest(flows):
     recs = max(flows.values(), key=len)
     t0 = recs[0][0]
     return [(t - t0, c, s) for t, c, s in recs]
+
+
+def marks(text, flows):
+    """[(t, text)] of the trace_marker lines, t relative to the first
+    record of the busiest flow (the time base of busiest())."""
+    if not flows:
+        return []
+    t0 = max(flows.values(), key=len)[0][0]
+    return [(float(m.group(1)) - t0, m.group(2).strip())
+            for m in map(MARK.search, text.splitlines()) if m]
 
 
 def changes(recs):
@@ -153,7 +167,7 @@ def stop():
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["start", "stop", "flows", "records",
-                                     "changes", "decrease"])
+                                     "changes", "decrease", "marks"])
     ap.add_argument("trace", nargs="?")
     ap.add_argument("--dport", type=int, default=5201)
     ap.add_argument("--pct", type=int, default=50)
@@ -167,13 +181,17 @@ def main(argv=None):
     if not args.trace:
         ap.error("TRACE file needed")
     with open(args.trace) as f:
-        flows = parse(f.read())
+        text = f.read()
+    flows = parse(text)
     if args.what == "flows":
         for cookie, recs in flows.items():
             print(cookie, len(recs))
     elif args.what == "records":
         for t, c, s in busiest(flows):
             print(f"{t:.6f} {c} {s}")
+    elif args.what == "marks":
+        for t, mark in marks(text, flows):
+            print(f"{t:.6f} {mark}")
     elif args.what == "changes":
         for change in changes(busiest(flows)):
             print("%.6f %d %d %d %d" % change)

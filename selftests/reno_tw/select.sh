@@ -88,7 +88,7 @@ lib_wait_listen d1 5201
 # 3 s; 10 s in the debug kernel, where the poll below never caught a
 # 3-s data socket (2026-11-26).
 secs=3
-[ "${KSFT_MACHINE_SLOW:-}" = yes ] && secs=10
+lib_machine_slow && secs=10
 lib_nsx s1 iperf3 -c "$IP6_d1" -p 5201 -t "$secs" -C reno_tw -J > "$TMPD/iperf.json" 2>&1 &
 # Until the data socket shows, for up to 10 s (1.5 s was not always
 # enough in the debug kernel).
