@@ -13,9 +13,11 @@
 # FUZZ_PEER_OPS (200000), FUZZ_CC_SECONDS (60), FUZZ_SEED,
 # KSELFTEST_TIMEOUT_SCALE (4: times each selftest's timeout), TARGETS
 # (default "tltcp multfrc reno_tw"), DEBUG_KERNEL_CACHE (see
-# scripts/debug-kernel.sh), DEBUG_CPUS (the guest's vCPUs, 1 as make
-# check's: a guest of two died of the emulator's stale int3 at a static
-# branch the kernel had just patched, Documentation/testing.rst).
+# scripts/debug-kernel.sh), DEBUG_GUESTS (guests side by side, one per
+# host core up to one per target), DEBUG_GUEST_STAGGER (seconds between
+# their starts, 120), DEBUG_CPUS (each guest's vCPUs, 1 as make check's:
+# a guest of two died of the emulator's stale int3 at a static branch the
+# kernel had just patched, Documentation/testing.rst).
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,32 +70,66 @@ guest_env="KSELFTEST_TIMEOUT_SCALE=${KSELFTEST_TIMEOUT_SCALE:-4} KSFT_MACHINE_SL
 guest_env+=" FUZZ_OPS=${FUZZ_OPS:-1000000} FUZZ_CONNS=${FUZZ_CONNS:-1000}"
 guest_env+=" FUZZ_SECONDS=${FUZZ_SECONDS:-3600}"
 guest_env+=" FUZZ_PEER_OPS=${FUZZ_PEER_OPS:-200000}"
-guest_env+=" FUZZ_PEER_SECONDS=${FUZZ_PEER_SECONDS:-300}"
+guest_env+=" FUZZ_PEER_SECONDS=${FUZZ_PEER_SECONDS:-900}"
 guest_env+=" FUZZ_CC_SECONDS=${FUZZ_CC_SECONDS:-60}"
 [ -n "${FUZZ_SEED:-}" ] && guest_env+=" FUZZ_SEED=$FUZZ_SEED"
-tap=$out/selftests-debug.tap
-echo "# $(date +%T) selftests ($targets) and kmemleak scan in the $KREL guest" >&2
-t0=$(date +%s)
-# no5lvl: QEMU's TCG CPU offers 5-level paging, and with it this KASAN
-# kernel reported a wild-memory-access in an interrupt during
-# identify_cpu() at boot (2026-11-26), which taints the kernel and turns
-# lockdep off for the whole run.  Four-level paging boots clean.
-$PY -m lab.vm --kernel "$KREL" --image "$KERNEL" --kmods "$MODDIR" \
-	--modules "build/$KREL" --results "$out" --memory 4G --timeout 9000 \
-	--cpus "${DEBUG_CPUS:-1}" \
-	--boot-timeout 1800 --append no5lvl -- \
-	"$guest_env make -s --no-print-directory -C selftests run_tests TARGETS='$targets'; \
-	 scripts/kmemleak-scan.sh '$out/kmemleak.txt'" \
-	2> "$out/vm-debug.log" | tee "$tap" | grep --line-buffered -E '^(not )?ok |^# (uapi|peer|cc):' >&2
-rc=${PIPESTATUS[0]}
-{
-	if [ "$rc" = 0 ]; then
-		echo "ok 1 guest $KREL: booted, kernel log clean (no KASAN, KFENCE, lockdep, UBSAN, kmemleak report)"
-	else
-		echo "not ok 1 guest $KREL: boot, status or kernel log (vm exit $rc)"
-		sed 's/^/# /' "$out/vm-debug.log"
-	fi
-	echo "# guest run took $(( $(date +%s) - t0 ))s"
-} >> "$tap"
-grep '^vm: ' "$out/vm-debug.log" >&2
+# The targets run in DEBUG_GUESTS guests side by side (one per host core
+# up to one per target; targets dealt round robin): each guest is one
+# single-threaded TCG vCPU, so two guests on two cores take the time of
+# the longer half instead of the sum.  Each has its own results directory
+# (lane-N), TAP file and kmemleak scan.
+set -- $targets
+cores=$(nproc)
+guests=${DEBUG_GUESTS:-$(( cores < $# ? cores : $# ))}
+[ "$guests" -ge 1 ] 2>/dev/null || guests=1
+lanes=()
+for ((i = 0; i < guests; i++)); do lanes[i]=; done
+i=0
+for t in "$@"; do
+	lanes[i % guests]+="${lanes[i % guests]:+ }$t"
+	i=$((i + 1))
+done
+
+# lane N TARGETS: one guest runs the TARGETS' selftests and then the
+# kmemleak scan; its TAP goes to $out/selftests-debug-N.tap, ending with
+# the guest's own result (boot, exit status, kernel log).
+lane() {
+	local id=$1 targets=$2
+	local dir=$out/lane-$id tap=$out/selftests-debug-$id.tap t0
+	mkdir -p "$dir"
+	t0=$(date +%s)
+	echo "# $(date +%T) guest $id: selftests ($targets) and kmemleak scan in the $KREL guest" >&2
+	# no5lvl: QEMU's TCG CPU offers 5-level paging, and with it this
+	# KASAN kernel reported a wild-memory-access in an interrupt during
+	# identify_cpu() at boot (2026-11-26), which taints the kernel and
+	# turns lockdep off for the whole run.  Four-level paging boots clean.
+	$PY -m lab.vm --kernel "$KREL" --image "$KERNEL" --kmods "$MODDIR" \
+		--modules "build/$KREL" --results "$dir" --memory 4G \
+		--timeout 9000 --cpus "${DEBUG_CPUS:-1}" \
+		--boot-timeout 1800 --append no5lvl -- \
+		"$guest_env make -s --no-print-directory -C selftests run_tests TARGETS='$targets'; \
+		 scripts/kmemleak-scan.sh '$dir/kmemleak.txt'" \
+		2> "$dir/vm-debug.log" | tee "$tap" |
+		grep --line-buffered -E '^(not )?ok |^# (uapi|peer|cc):' |
+		sed -u "s/^/[$id] /" >&2
+	local rc=${PIPESTATUS[0]}
+	{
+		if [ "$rc" = 0 ]; then
+			echo "ok 1 guest $id ($targets) $KREL: booted, kernel log clean (no KASAN, KFENCE, lockdep, UBSAN, kmemleak report)"
+		else
+			echo "not ok 1 guest $id ($targets) $KREL: boot, status or kernel log (vm exit $rc)"
+			sed 's/^/# /' "$dir/vm-debug.log"
+		fi
+		echo "# guest $id ran $(( $(date +%s) - t0 ))s"
+	} >> "$tap"
+	grep '^vm: ' "$dir/vm-debug.log" | sed "s/^/[$id] /" >&2
+}
+
+for ((i = 0; i < guests; i++)); do
+	lane $((i + 1)) "${lanes[i]}" &
+	# One boot at a time: two debug kernels booting side by side under
+	# TCG took minutes each (Documentation/testing.rst).
+	[ $i -lt $((guests - 1)) ] && sleep "${DEBUG_GUEST_STAGGER:-120}"
+done
+wait
 finish
