@@ -82,6 +82,7 @@ set -- $targets
 cores=$(nproc)
 guests=${DEBUG_GUESTS:-$(( cores < $# ? cores : $# ))}
 [ "$guests" -ge 1 ] 2>/dev/null || guests=1
+[ "$guests" -le $# ] || guests=$#
 lanes=()
 for ((i = 0; i < guests; i++)); do lanes[i]=; done
 i=0
