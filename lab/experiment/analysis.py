@@ -246,6 +246,9 @@ def _deadline_metrics(s, o):
     m = {"on_time_bytes": s["on_time_bytes"]}
     if "late_bytes" in s:
         m["late_bytes"] = s["late_bytes"]
+        # What the path carried for the application, in time or not: for
+        # a flow that sends everything (TCP), what the path can carry.
+        m["delivered_bytes"] = s["on_time_bytes"] + s["late_bytes"]
     if "gap_bytes" in s:
         m["gap_bytes"] = s["gap_bytes"]
     if o.get("bytes_offered") and "late_bytes" in s:

@@ -147,6 +147,7 @@ METRIC_NAMES = {
     "abandoned": "messages abandoned",
     "on_time_bytes": "bytes on time",
     "late_bytes": "bytes late",
+    "delivered_bytes": "bytes delivered",
     "gap_bytes": "bytes in gaps",
     "undelivered_bytes": "bytes never delivered",
     "abandoned_bytes": "bytes abandoned (TLTCP)",

@@ -208,6 +208,7 @@ flows = [ { name = "t", count = 4 } ]
         self.assertAlmostEqual(tl["throughput_kbps"], 24.0)
         self.assertEqual(tl["on_time_bytes"], 4000)
         self.assertEqual(tl["late_bytes"], 500)
+        self.assertEqual(tl["delivered_bytes"], 4500)
         self.assertEqual(tl["gap_bytes"], 3500)
         self.assertEqual(tl["undelivered_bytes"], 5500)
         self.assertEqual(tl["abandoned_bytes"], 3600)
