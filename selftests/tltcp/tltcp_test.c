@@ -4548,7 +4548,9 @@ static void stream_notsent(struct __test_metadata *_metadata,
  * ten within a quarter of it) and its median is at least half a
  * millisecond of the rate the receiver measured.  Shaped, it is at most
  * four milliseconds of that rate: two segments at 1.5 Mbit/s, between
- * the bounds at 50 Mbit/s; unshaped, more again.
+ * the bounds at 50 Mbit/s; unshaped, more again.  The bounds that depend
+ * on the machine carrying 50 Mbit/s are logged, not counted, on a slow
+ * machine (EXPECT_TIMED).
  * Unshaped, the rate is what the CPU delivers, and TCP's pacing rate
  * runs ahead of it (1.5 to 14.7 Gbit/s against 0.3 to 0.4 measured in
  * TCG guests, 2026-11-27), the more so the busier the machine: there,
@@ -4585,8 +4587,15 @@ TL_TEST(notsent_follows_rate)
 				     m[i].notsent);
 	}
 	EXPECT_EQ(2 * mss, m[2].notsent);
-	EXPECT_LT(m[2].notsent, m[1].notsent);
-	EXPECT_LT(m[1].notsent, m[0].notsent);
+	/* It grows with the rate, if the machine carries 50 Mbit/s: the
+	 * debug kernel delivered 3.4 there (2026-11-27), two segments' worth.
+	 */
+	EXPECT_TIMED(m[2].notsent < m[1].notsent,
+		     "TL_NOTSENT %u at 1.5 Mbit/s, %u at 50", m[2].notsent,
+		     m[1].notsent);
+	EXPECT_TIMED(m[1].notsent < m[0].notsent,
+		     "TL_NOTSENT %u at 50 Mbit/s, %u unshaped", m[1].notsent,
+		     m[0].notsent);
 }
 
 /*
