@@ -4409,11 +4409,6 @@ TL_TEST(section_larger_than_queue_limit)
 	rx_free(&rx);
 }
 
-/*
- * Stream for @secs seconds from the fixture's sender (a child writes);
- * over the second half, read TL_NOTSENT every 50 ms: *notsent is the
- * median, *rate the bytes per second the receiver got meanwhile.
- */
 /* A millisecond of @rate bytes/s times @f, clamped as the module clamps. */
 static __u32 ms_of(double rate, double f, __u32 mss)
 {
@@ -4471,9 +4466,11 @@ static void sort_u64(__u64 *v, int n)
 		}
 }
 
-/* Stream @secs seconds; in the second half, every 50 ms, read TL_NOTSENT
- * between two reads of TCP's pacing rate: a sample tracks the pacing rate
- * when it lies within a quarter of what the two rates give.
+/* Stream for @secs seconds from the fixture's sender (a child writes);
+ * over the second half, every 50 ms, read TL_NOTSENT between two reads of
+ * TCP's pacing rate: a sample tracks the pacing rate when it lies within a
+ * quarter of what the two rates give.  @out gets the medians, the counts
+ * and the bytes per second the receiver got meanwhile.
  */
 static void stream_notsent(struct __test_metadata *_metadata,
 			   FIXTURE_DATA(tltcp) *self, unsigned int secs,
@@ -4552,7 +4549,7 @@ static void stream_notsent(struct __test_metadata *_metadata,
  * on the machine carrying 50 Mbit/s are logged, not counted, on a slow
  * machine (EXPECT_TIMED).
  * Unshaped, the rate is what the CPU delivers, and TCP's pacing rate
- * runs ahead of it (1.5 to 14.7 Gbit/s against 0.3 to 0.4 measured in
+ * runs ahead of it (1.3 to 34 Gbit/s against 0.24 to 0.51 measured in
  * TCG guests, 2026-11-27), the more so the busier the machine: there,
  * TL_NOTSENT is compared with the pacing rate only.
  */
@@ -4865,7 +4862,7 @@ TL_TEST(arrival_edf_order)
  * With TCP_NODELAY: under Nagle's algorithm TCP holds the section's
  * sub-MSS tail until the bytes in flight are acknowledged, a round trip
  * the estimate does not model (184-307 ms late without it, 0-2 ms either
- * way with it, 6.1 guest, 2026-11-27).
+ * way with it, 6.1 and 6.18 guests, 2026-11-27).
  */
 TL_TEST(arrival_abandon_unreachable)
 {
