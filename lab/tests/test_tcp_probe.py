@@ -6,10 +6,11 @@ import unittest
 from lab.tools import tcp_probe
 
 
-def rec(t, cwnd, ssthresh, cookie="2a"):
+def rec(t, cwnd, ssthresh, cookie="2a", una=1):
     return (f"          iperf3-412     [001] ..s1.  {t:.6f}: tcp_probe: "
             f"family=AF_INET src=10.0.1.1:40000 dest=10.0.2.1:5201 "
-            f"mark=0x0 data_len=0 snd_nxt=0x1 snd_una=0x1 snd_cwnd={cwnd} "
+            f"mark=0x0 data_len=0 snd_nxt=0x1 snd_una={una:#x} "
+            f"snd_cwnd={cwnd} "
             f"ssthresh={ssthresh} snd_wnd=64000 srtt=40000 rcv_wnd=64000 "
             f"sock_cookie={cookie}")
 
@@ -30,7 +31,7 @@ class Parse(unittest.TestCase):
         flows = tcp_probe.parse(TRACE)
         self.assertEqual(sorted(len(v) for v in flows.values()), [1, 9])
         recs = tcp_probe.busiest(flows)
-        self.assertEqual(recs[0], (0.0, 10, 200))
+        self.assertEqual(recs[0], (0.0, 10, 200, 1))
         self.assertEqual(len(recs), 9)
 
     def test_marks_on_the_records_time_base(self):
@@ -46,8 +47,9 @@ class Parse(unittest.TestCase):
     def test_changes(self):
         recs = tcp_probe.busiest(tcp_probe.parse(TRACE))
         chg = [c[1:] for c in tcp_probe.changes(recs)]
-        self.assertEqual(chg, [(63, 200, 59, 63), (61, 59, 58, 62),
-                               (62, 58, 31, 1), (1, 31, 2147483647, 2)])
+        self.assertEqual(chg, [(63, 200, 59, 63, 0), (61, 59, 58, 62, 0),
+                               (62, 58, 31, 1, 0),
+                               (1, 31, 2147483647, 2, 0)])
 
     def test_classify(self):
         recs = tcp_probe.busiest(tcp_probe.parse(TRACE))
@@ -92,12 +94,34 @@ class Parse(unittest.TestCase):
         chg = [(3.6, 201, 201, 119, 199), (5.0, 125, 119, 110, 124)]
         counts, others = tcp_probe.classify(chg, 5)
         self.assertEqual((counts["first"], others),
-                         (1, [(5.0, 125, 119, 110, 124)]))
+                         (1, [(5.0, 125, 119, 110, 124, 0)]))
 
     def test_congestion_event_may_raise_ssthresh(self):
         # Seen in a 6.1 guest: ssthresh 40, window grew to 51, loss: 48.
         counts, _ = tcp_probe.classify([(1.0, 51, 40, 48, 50)], 5)
         self.assertEqual(counts["congestion"], 1)
+
+    def test_stretch_ack_in_slow_start(self):
+        # Seen in a debug kernel's guest: cwnd 27 below ssthresh 38, then
+        # ssthresh 36 = 95 % of 38: an ACK of 11 segments took the window
+        # to ssthresh and a timer found the loss before the next ACK.
+        mss = 1448
+        recs = [(0.0, 20, 38, 0), (0.1, 21, 38, mss),
+                (0.2, 27, 38, 7 * mss), (0.3, 25, 36, 18 * mss)]
+        chg = tcp_probe.changes(recs)
+        self.assertEqual(chg, [(0.3, 27, 38, 36, 25, 11)])
+        counts, others = tcp_probe.classify(chg, 5)
+        self.assertEqual((counts["congestion"], others), (1, []))
+        # Without the 11 segments it is not explained; nor by more than
+        # ssthresh and the slack allow (slow start stops at ssthresh): 39
+        # is 95 % of 42.
+        self.assertEqual(tcp_probe.classify([chg[0][:5]], 5)[0]["other"], 1)
+        self.assertEqual(tcp_probe.classify(
+            [(0.3, 27, 38, 39, 25, 11)], 5)[0]["other"], 1)
+        # snd_una wraps around 2^32.
+        wrap = [(0.0, 10, 38, 2**32 - mss), (0.1, 12, 38, mss),
+                (0.2, 11, 36, 3 * mss), (0.3, 12, 36, 4 * mss)]
+        self.assertEqual(tcp_probe.changes(wrap)[0][5], 2)
 
     def test_small_windows_floor(self):
         self.assertTrue(tcp_probe.decreased(10, 9, 5, slack=0))

@@ -11,8 +11,10 @@ ACK (or by a timer in between).
   tcp_probe.py flows TRACE              records per socket
   tcp_probe.py records TRACE            "t cwnd ssthresh" of the busiest flow
   tcp_probe.py changes TRACE            "t cwnd_before ssthresh_before
-                                        ssthresh_after cwnd_after" for every
-                                        change of ssthresh
+                                        ssthresh_after cwnd_after grown" for
+                                        every change of ssthresh (grown: how
+                                        far the ACK before it can have grown
+                                        the window)
   tcp_probe.py decrease TRACE --pct P   classify every change of ssthresh
                                         against a multiplicative decrease of
                                         P percent: prints "congestion
@@ -31,19 +33,20 @@ import sys
 TRACEFS = "/sys/kernel/tracing"
 INFINITE_SSTHRESH = 0x7fffffff
 
-LINE = re.compile(r"\s(\d+\.\d+): tcp_probe: .*? snd_cwnd=(\d+) "
-                  r"ssthresh=(\d+) .*?sock_cookie=([0-9a-f]+)")
+LINE = re.compile(r"\s(\d+\.\d+): tcp_probe: .*? snd_una=0x([0-9a-f]+) "
+                  r"snd_cwnd=(\d+) ssthresh=(\d+) .*?sock_cookie=([0-9a-f]+)")
 MARK = re.compile(r"\s(\d+\.\d+): tracing_mark_write: (.*)$")
 
 
 def parse(text):
-    """{cookie: [(t, cwnd, ssthresh)]} from trace output."""
+    """{cookie: [(t, cwnd, ssthresh, snd_una)]} from trace output."""
     flows = {}
     for line in text.splitlines():
         m = LINE.search(line)
         if m:
-            flows.setdefault(m.group(4), []).append(
-                (float(m.group(1)), int(m.group(2)), int(m.group(3))))
+            flows.setdefault(m.group(5), []).append(
+                (float(m.group(1)), int(m.group(3)), int(m.group(4)),
+                 int(m.group(2), 16)))
     return flows
 
 
@@ -54,7 +57,7 @@ def busiest(flows):
         return []
     recs = max(flows.values(), key=len)
     t0 = recs[0][0]
-    return [(t - t0, c, s) for t, c, s in recs]
+    return [(t - t0, c, s, una) for t, c, s, una in recs]
 
 
 def marks(text, flows):
@@ -67,29 +70,51 @@ def marks(text, flows):
             for m in map(MARK.search, text.splitlines()) if m]
 
 
+def segment(recs):
+    """The smallest advance of snd_una from one ACK to the next: one
+    segment, or less (a short segment; the guesses below only widen)."""
+    steps = [(u1 - u0) % 2**32 for (_, _, _, u0), (_, _, _, u1)
+             in zip(recs, recs[1:])]
+    return min([s for s in steps if s > 0] or [1])
+
+
 def changes(recs):
-    """[(t, cwnd_before, ssthresh_before, ssthresh_after, cwnd_after)] for
-    every change of ssthresh between two ACKs (the first value, set when
-    the connection started, is not a change)."""
-    return [(t1, c0, s0, s1, c1)
-            for (t0, c0, s0), (t1, c1, s1) in zip(recs, recs[1:]) if s1 != s0]
+    """[(t, cwnd_before, ssthresh_before, ssthresh_after, cwnd_after,
+    grown)] for every change of ssthresh between two ACKs (the first
+    value, set when the connection started, is not a change).  grown is
+    how far the first ACK can have grown the window before the change: the
+    segments it acked (snd_una's advance to the second record), in slow
+    start and up to ssthresh; 0 in congestion avoidance (one segment per
+    round trip, which the slack of decreased() covers)."""
+    mss = segment(recs)
+    out = []
+    for (t0, c0, s0, u0), (t1, c1, s1, u1) in zip(recs, recs[1:]):
+        if s1 == s0:
+            continue
+        acked = -(-((u1 - u0) % 2**32) // mss)
+        out.append((t1, c0, s0, s1, c1,
+                    min(acked, s0 - c0) if c0 < s0 else 0))
+    return out
 
 
-def decreased(cwnd, ssthresh, pct, slack=2):
+def decreased(cwnd, ssthresh, pct, slack=2, grown=0):
     """ssthresh == max(floor(c * (100 - pct) / 100), 2) for the window c
-    the last ACK found, or up to `slack` segments more: a decrease started
-    by a timer (RACK, TLP) sees the window after that ACK grew it."""
+    the last ACK found, or up to grown + slack segments more: a decrease
+    started by a timer (RACK, TLP) sees the window after that ACK grew it,
+    by as much as the ACK acked in slow start (a stretch ACK, where the
+    receiver's GRO merged many segments: seen at 11 in a debug kernel's
+    guest), by one in congestion avoidance."""
     return any(max(c * (100 - pct) // 100, 2) == ssthresh
-               for c in range(cwnd, cwnd + slack + 1))
+               for c in range(cwnd, cwnd + grown + slack + 1))
 
 
-def kernel_raise(cwnd, ssthresh_before, ssthresh, slack=2):
+def kernel_raise(cwnd, ssthresh_before, ssthresh, slack=2, grown=0):
     """ssthresh == tcp_current_ssthresh() = max(ssthresh_before, 3/4 cwnd),
     the value the kernel itself writes when it undoes a reduction found
     spurious (prior_ssthresh), validates an application-limited window or
     restarts after idle.  c as in decreased()."""
     return any(max(ssthresh_before, (c >> 1) + (c >> 2)) == ssthresh
-               for c in range(cwnd, cwnd + slack + 1))
+               for c in range(cwnd, cwnd + grown + slack + 1))
 
 
 def classify(chg, pct):
@@ -108,28 +133,31 @@ def classify(chg, pct):
                   the half and the (100 - pct) % of the window (reno_tw:
                   what the path holds);
       other:      anything else, which must never happen.
+    Each change is as changes() gives it; grown may be left out (0).
     Returns ({kind: count}, [other changes])."""
     counts = {"congestion": 0, "timeout": 0, "kernel": 0, "other": 0,
               "slow_start": 0, "first": 0}
     others = []
     events = 0
-    for i, (t, c0, s0, s1, c1) in enumerate(chg):
-        if c1 <= 2 and decreased(c0, s1, 50):
+    for i, (t, c0, s0, s1, c1, *g) in enumerate(chg):
+        g = g[0] if g else 0
+        if c1 <= 2 and decreased(c0, s1, 50, grown=g):
             kind = "timeout"
-        elif c0 < s0 and decreased(c0, s1, 50):
+        elif c0 < s0 and decreased(c0, s1, 50, slack=0,
+                                   grown=min(g + 2, s0 - 1 - c0)):
             kind = "slow_start"
-        elif decreased(c0, s1, pct):
+        elif decreased(c0, s1, pct, grown=g):
             # May be above the old value: the window grew past it.
             kind = "congestion"
         elif (i > 0 and s1 == chg[i - 1][2]) or \
-                (s1 > s0 and kernel_raise(c0, s0, s1)):
+                (s1 > s0 and kernel_raise(c0, s0, s1, grown=g)):
             kind = "kernel"
-        elif not events and s1 < s0 and \
-                max(c0 // 2, 2) <= s1 <= max((c0 + 2) * (100 - pct) // 100, 2):
+        elif not events and s1 < s0 and max(c0 // 2, 2) <= s1 <= \
+                max((c0 + g + 2) * (100 - pct) // 100, 2):
             kind = "first"
         else:
             kind = "other"
-            others.append((t, c0, s0, s1, c1))
+            others.append((t, c0, s0, s1, c1, g))
         if kind != "kernel":
             events += 1
         counts[kind] += 1
@@ -187,19 +215,19 @@ def main(argv=None):
         for cookie, recs in flows.items():
             print(cookie, len(recs))
     elif args.what == "records":
-        for t, c, s in busiest(flows):
+        for t, c, s, _ in busiest(flows):
             print(f"{t:.6f} {c} {s}")
     elif args.what == "marks":
         for t, mark in marks(text, flows):
             print(f"{t:.6f} {mark}")
     elif args.what == "changes":
         for change in changes(busiest(flows)):
-            print("%.6f %d %d %d %d" % change)
+            print("%.6f %d %d %d %d %d" % change)
     else:
         counts, others = classify(changes(busiest(flows)), args.pct)
         for change in others:
             print("unexplained ssthresh change (t cwnd ssthresh -> "
-                  "ssthresh cwnd): %.6f %d %d %d %d" % change,
+                  "ssthresh cwnd, grown): %.6f %d %d %d %d %d" % change,
                   file=sys.stderr)
         print(counts["congestion"], counts["timeout"], counts["kernel"],
               counts["other"], counts["slow_start"], counts["first"])

@@ -21,7 +21,7 @@
 . "$(dirname "$0")/../lib.sh"
 lib_init
 
-lib_require_cmd iperf3 tc
+lib_require_cmd iperf3 tc pkill
 lib_require_module tcp_reno_tw
 PARAMS=/sys/module/tcp_reno_tw/parameters
 PROBE="$PYTHON -m lab.tools.tcp_probe"
@@ -35,25 +35,29 @@ echo 0 > $PARAMS/probe
 # flow NAME CC SECONDS [BLACKHOLE_CWND BLACKHOLE_SECONDS]: one bulk flow
 # s1 -> d1 traced; writes $TMPD/NAME.rec ("t cwnd ssthresh") and
 # $TMPD/NAME.chg (changes of ssthresh: "t cwnd ssthresh -> ssthresh
-# cwnd").  With BLACKHOLE_CWND, once the window has reached that many
-# segments, r1 drops everything it sends to r2 (no ACK comes back) for
-# BLACKHOLE_SECONDS, between the trace_marker lines "blackhole on" and
-# "blackhole off".
+# cwnd grown", lab/tools/tcp_probe.py changes).  With BLACKHOLE_CWND, once
+# the window has reached that many segments, r1 drops everything it sends
+# to r2 (no ACK comes back) for BLACKHOLE_SECONDS, between the
+# trace_marker lines "blackhole on" and "blackhole off", and the flow
+# lasts until SECONDS after the first ACK that follows the blackhole: a
+# debug kernel's guest took 14 s for the two tc calls, and the timer
+# backs off while they run.
 flow() {
 	local name=$1 cc=$2 secs=$3 cwnd=${4:-} dur=${5:-}
-	local end
+	local end length=$secs
+	[ -n "$cwnd" ] && length=600
 	lib_nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
 	lib_wait_listen d1 5201 || return 1
 	$PROBE start --dport 5201
 	cat /sys/kernel/tracing/trace_pipe > "$TMPD/$name.trace" &
 	local reader=$!
-	lib_nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t "$secs" -C "$cc" >/dev/null 2>&1 &
+	lib_nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t "$length" -C "$cc" >/dev/null 2>&1 &
 	local client=$!
 	if [ -n "$cwnd" ]; then
 		# The trace, not the clock, says when the window is there: a
 		# debug kernel's guest needs seconds where a stock one needs
 		# 300 ms (iperf3's control connection stays at 10 segments).
-		end=$((SECONDS + secs))
+		end=$((SECONDS + 60))
 		until awk -v w="$cwnd" 'match($0, /snd_cwnd=[0-9]+/) &&
 				substr($0, RSTART + 9, RLENGTH - 9) + 0 >= w {
 					f = 1; exit }
@@ -68,6 +72,13 @@ flow() {
 		lib_nsx r2 tc qdisc change dev ifb-r1 root netem limit 100000 \
 			delay "$DELAY_US"us
 		echo "blackhole off" > /sys/kernel/tracing/trace_marker
+		end=$((SECONDS + 120))
+		until sed -n '/blackhole off/,$p' "$TMPD/$name.trace" |
+				grep -q tcp_probe || [ $SECONDS -ge $end ]; do
+			sleep 0.1
+		done
+		sleep "$secs"
+		pkill -INT -f "^iperf3 -c $IP4_d1 -p 5201 "
 	fi
 	wait $client
 	$PROBE stop
@@ -151,13 +162,10 @@ echo 5 > $PARAMS/decrease_pct
 # 3. A retransmission timeout: 1.5 s without any data getting through, on
 #    a path without random loss, once slow start has ended (at 40
 #    segments, section 2's initial ssthresh): half that window and 95 % of
-#    it are far apart.  The flow lasts 6 s, 15 s on a slow machine, so
-#    that ACKs come back after the blackhole.
+#    it are far apart.  The flow goes on for 3 s after ACKs come back.
 DELAY_US=20000
 lib_topo_up dumbbell --rate 10mbit --delay 20ms --queue 100
-secs=6
-lib_machine_slow && secs=15
-flow rto reno_tw "$secs" 40 1.5
+flow rto reno_tw 3 40 1.5
 echo 200 > $PARAMS/initial_ssthresh
 read -r on _ <<< "$($PROBE marks "$TMPD/rto.trace" | grep -m1 'blackhole on')"
 failed=$CHECKS_FAILED
@@ -167,8 +175,8 @@ lib_check "the timeout collapsed the window to at most 2 segments" test -n "$rto
 lib_check "ssthresh after the timeout is half the window, not 95 %" \
 	"$PYTHON" -c "
 import sys; from lab.tools import tcp_probe
-t, c0, s0, s1, c1 = map(float, '${rto:-0 0 0 0 9}'.split())
-sys.exit(not tcp_probe.decreased(int(c0), int(s1), 50))"
+t, c0, s0, s1, c1, g = map(float, '${rto:-0 0 0 0 9 0}'.split())
+sys.exit(not tcp_probe.decreased(int(c0), int(s1), 50, grown=int(g)))"
 # What a failure needs to be understood: the marks and every change.
 [ "$CHECKS_FAILED" = "$failed" ] || {
 	$PROBE marks "$TMPD/rto.trace"
@@ -189,17 +197,18 @@ flow probe reno_tw 3
 echo 200 > $PARAMS/initial_ssthresh
 # tcp_probe reports tcp_current_ssthresh(), max(ssthresh, 3/4 cwnd) out
 # of recovery: while the window grows past 4/3 of 50 the value follows
-# 3/4 of it.  Once the probe has set ssthresh to the window W, the window
-# grows one segment per round trip and the value stays W to the end: the
-# last record's value is well above 3/4 of its window, and where it
-# first appeared the window was W (a stretch ACK may add a few segments).
-read -r t_end c_end s_end <<< "$(tail -1 "$TMPD/probe.rec")"
-first=$(awk -v s="$s_end" '$3 == s { print; exit }' "$TMPD/probe.rec")
-read -r t_set c_set _ <<< "${first:-0 0 0}"
-lib_log "probe from 50: ssthresh $s_end since ${t_set}s (cwnd $c_set then, $c_end at the end)"
-lib_check "the probe ends with ssthresh set to the window" \
-	bash -c "[ $((4 * ${s_end:-0})) -gt $((3 * ${c_end:-0} + 4)) ] &&
-		 [ ${c_set:-0} -ge ${s_end:-1} ] && [ ${c_set:-0} -le $((${s_end:-0} + 8)) ]"
+# 3/4 of it, never reaching the window.  The probe's end sets ssthresh to
+# the window W the ACK found (c0 in the change; a stretch ACK may have
+# grown it by "grown" first): exactly one change takes the value to the
+# window, and it grows one segment per round trip after.  A debug kernel's
+# guest ended the probe at 56 (its own processing delayed the ACKs) and
+# took the window to 74 in the 2.4 s left.
+set_=$(awk '$4 >= $2 && $4 <= $2 + $6 + 2' "$TMPD/probe.chg")
+read -r t_set c_set _ s_end _ <<< "${set_:-0 0 0 0 0}"
+read -r _ c_end _ <<< "$(tail -1 "$TMPD/probe.rec")"
+lib_log "probe from 50: ssthresh set to the window $s_end at ${t_set}s (cwnd $c_set before, $c_end at the end)"
+lib_check "the probe ends with ssthresh set to the window, once" \
+	bash -c "[ $(printf '%s' "$set_" | grep -c .) = 1 ] && [ ${c_end:-0} -ge ${s_end:-1} ]"
 lib_check_timed "at a window from the BDP (167) to 300 packets" \
 	bash -c "[ ${s_end:-0} -ge 167 ] && [ ${s_end:-0} -le 300 ]"
 lib_check "no congestion event in the probe (no decrease of ssthresh)" \
