@@ -9,8 +9,11 @@ with MSG_TL sections of 256 KiB, TCP with 16 KiB writes, TLTCP with
 MSG_TL sections of 16 KiB; then the congestion
 controls against CUBIC (TCP write(), IPv4, GSO on).  Prints a table of the
 throughput and the CPU seconds per GB at each end, each TLTCP row with its
-ratios to the TCP row of the same run and the same write size, and writes
-the rows as JSON.
+ratios to the TCP row of the same write size, and writes the rows as
+JSON.  With --repeat N every row runs N times, in N rounds that each run
+every row once, so that a TLTCP run and the TCP run it is compared with
+are seconds apart; a row gives the median of its runs, a ratio the
+median of the N per-round ratios and their range.
 
   python3 -m lab.bench [--seconds S] [--repeat N] [--json FILE]
 """
@@ -97,9 +100,47 @@ def run_one(family, opts, tltcp, secs, port):
     }
 
 
-def mean_of(rows):
-    keys = ("gbit_s", "snd_cpu_s_per_gb", "rcv_cpu_s_per_gb")
-    return {k: sum(r[k] for r in rows) / len(rows) for k in keys}
+def median(values):
+    v = sorted(values)
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
+KEYS = ("gbit_s", "snd_cpu_s_per_gb", "rcv_cpu_s_per_gb")
+
+
+def summary(name, runs, base_runs, **what):
+    """One row: the median of each measure over the rounds; with base_runs
+    (the row it is compared with, one run per round, the same rounds) the
+    median and the range of the per-round ratios: a ratio taken within a
+    round compares two runs a few seconds apart, so that a drift of the
+    emulated guest's speed (TCP's own rows differed by 25 % in one run,
+    2026-11-25) weighs on both of its sides."""
+    row = {**what, "transport": name,
+           **{k: median([r[k] for r in runs if r[k] is not None] or
+                        [None]) for k in KEYS}, "runs": runs}
+    if base_runs:
+        # A measure of 0 (no CPU time counted) gives no ratio.
+        per_round = {k: [r[k] / b[k] for r, b in zip(runs, base_runs)
+                         if r[k] is not None and b[k]] for k in KEYS}
+        row["vs_tcp"] = {k: median(v) if v else None
+                         for k, v in per_round.items()}
+        row["vs_tcp_range"] = {k: (min(v), max(v)) if v else None
+                               for k, v in per_round.items()}
+    return row
+
+
+def rounds(args, port, cases, family):
+    """Run every case once per round, args.repeat rounds, so that each
+    case's runs and those of the case it is compared with alternate in
+    time.  cases: [(name, tlbench options, is TLTCP)]."""
+    runs = {name: [] for name, _, _ in cases}
+    for _ in range(args.repeat):
+        for name, opts, tltcp in cases:
+            port += 1
+            runs[name].append(run_one(family, opts, tltcp, args.seconds,
+                                      port))
+    return runs, port
 
 
 def transport_rows(args, port):
@@ -107,58 +148,41 @@ def transport_rows(args, port):
     for gso in (True, False):
         set_gso(gso)
         for family in (4, 6):
-            base = {}
-            for name, opts, tltcp, base_name in TRANSPORTS:
-                runs = []
-                for _ in range(args.repeat):
-                    port += 1
-                    runs.append(run_one(family, opts, tltcp, args.seconds,
-                                        port))
-                row = {"gso": gso, "family": family, "transport": name,
-                       **mean_of(runs), "runs": runs}
-                if base_name:
-                    row["vs_tcp"] = ratios(row, base[base_name])
-                base[name] = row
-                rows.append(row)
+            runs, port = rounds(args, port, [t[:3] for t in TRANSPORTS],
+                                family)
+            for name, _, _, base_name in TRANSPORTS:
+                rows.append(summary(name, runs[name],
+                                    runs[base_name] if base_name else None,
+                                    gso=gso, family=family))
     return rows, port
 
 
 def cc_rows(args, port):
-    rows = []
     set_gso(True)
-    base = None
     for cc in CCS:
         sh("modprobe", "-q", "tcp_" + cc, check=False)
-        runs = []
-        for _ in range(args.repeat):
-            port += 1
-            runs.append(run_one(4, ["-C", cc], False, args.seconds, port))
-        row = {"gso": True, "family": 4, "transport": "tcp write " + cc,
-               **mean_of(runs), "runs": runs}
-        if base is None:
-            base = row
-        else:
-            row["vs_tcp"] = ratios(row, base)
-        rows.append(row)
-    return rows
-
-
-def ratios(row, base):
-    return {k: row[k] / base[k] if base[k] else None
-            for k in ("gbit_s", "snd_cpu_s_per_gb", "rcv_cpu_s_per_gb")}
+    runs, port = rounds(args, port,
+                        [("tcp write " + cc, ["-C", cc], False)
+                         for cc in CCS], 4)
+    base = runs["tcp write " + CCS[0]]
+    return [summary("tcp write " + cc, runs["tcp write " + cc],
+                    base if cc != CCS[0] else None, gso=True, family=4)
+            for cc in CCS]
 
 
 def table(rows):
     out = ["%-5s %-3s %-24s %9s %10s %10s   %s" % (
         "gso", "ip", "transport", "Gbit/s", "snd s/GB", "rcv s/GB",
-        "ratio to TCP or CUBIC (throughput, snd CPU, rcv CPU)")]
+        "ratio to TCP or CUBIC: throughput, snd CPU, rcv CPU "
+        "(median of the rounds' ratios [lowest-highest])")]
     for r in rows:
-        v = r.get("vs_tcp")
+        v, span = r.get("vs_tcp"), r.get("vs_tcp_range")
         out.append("%-5s %-3s %-24s %9.3f %10.2f %10.2f   %s" % (
             "on" if r["gso"] else "off", "v%d" % r["family"], r["transport"],
             r["gbit_s"], r["snd_cpu_s_per_gb"], r["rcv_cpu_s_per_gb"],
-            "%.2fx %.2fx %.2fx" % (v["gbit_s"], v["snd_cpu_s_per_gb"],
-                                   v["rcv_cpu_s_per_gb"]) if v else ""))
+            ", ".join("%.2fx [%.2f-%.2f]" % (v[k], *span[k])
+                      if v[k] is not None else "-"
+                      for k in KEYS) if v else ""))
     return "\n".join(out)
 
 
@@ -177,12 +201,12 @@ def main():
         rows += cc_rows(args, port)
     finally:
         remove_namespaces(NS)
-    print(table(rows))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"seconds": args.seconds, "repeat": args.repeat,
                        "kernel": os.uname().release, "rows": rows}, f,
                       indent=1)
+    print(table(rows))
 
 
 if __name__ == "__main__":

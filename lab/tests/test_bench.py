@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of make bench's rounds and ratios (no guest: run_one is a
+stand-in)."""
+
+import types
+import unittest
+from unittest import mock
+
+from lab import bench
+
+
+def run(gbit, snd, rcv):
+    return {"gbit_s": gbit, "snd_cpu_s_per_gb": snd,
+            "rcv_cpu_s_per_gb": rcv, "bytes": 1}
+
+
+class Rounds(unittest.TestCase):
+    def test_rounds_alternate_the_cases(self):
+        order = []
+
+        def fake(family, opts, tltcp, secs, port):
+            order.append((opts[0], port))
+            return run(1.0, 1.0, 1.0)
+
+        args = types.SimpleNamespace(repeat=3, seconds=1)
+        with mock.patch.object(bench, "run_one", fake):
+            runs, port = bench.rounds(args, 100, [("a", ["a"], False),
+                                                  ("b", ["b"], True)], 4)
+        self.assertEqual([o for o, _ in order], ["a", "b"] * 3)
+        self.assertEqual([p for _, p in order], list(range(101, 107)))
+        self.assertEqual(port, 106)
+        self.assertEqual(len(runs["a"]), 3)
+
+    def test_ratios_are_taken_within_a_round(self):
+        # The guest slows down by half in round 2: TLTCP at 0.9 of TCP
+        # in every round.  Ratios of the medians would say 0.9 too here;
+        # the per-round ratios say it whatever the drift.
+        tcp = [run(2.0, 1.0, 2.0), run(1.0, 2.0, 4.0), run(2.2, 1.0, 2.0)]
+        tl = [run(1.8, 1.1, 2.4), run(0.9, 2.2, 4.8), run(1.98, 1.3, 2.0)]
+        row = bench.summary("tltcp", tl, tcp, gso=True, family=4)
+        self.assertAlmostEqual(row["gbit_s"], 1.8)
+        self.assertAlmostEqual(row["vs_tcp"]["gbit_s"], 0.9)
+        self.assertAlmostEqual(row["vs_tcp"]["snd_cpu_s_per_gb"], 1.1)
+        lo, hi = row["vs_tcp_range"]["rcv_cpu_s_per_gb"]
+        self.assertAlmostEqual(lo, 1.0)
+        self.assertAlmostEqual(hi, 1.2)
+        self.assertIn("0.90x [0.90-0.90]", bench.table([row]))
+
+    def test_no_ratio_without_a_base_or_a_measure(self):
+        self.assertNotIn("vs_tcp", bench.summary("tcp", [run(1, 1, 1)],
+                                                 None))
+        row = bench.summary("t", [run(1, 1, 1), run(1, 1, 1)],
+                            [run(1, 0.0, 1), run(1, 0.0, 1)])
+        self.assertIsNone(row["vs_tcp"]["snd_cpu_s_per_gb"])
+        self.assertIn("-", bench.table([{**row, "gso": False,
+                                         "family": 6}]))
+
+    def test_median(self):
+        self.assertEqual(bench.median([3, 1, 2]), 2)
+        self.assertEqual(bench.median([4, 1, 3, 2]), 2.5)
+
+
+if __name__ == "__main__":
+    unittest.main()
