@@ -123,6 +123,14 @@ class Parse(unittest.TestCase):
                 (0.2, 11, 36, 3 * mss), (0.3, 12, 36, 4 * mss)]
         self.assertEqual(tcp_probe.changes(wrap)[0][5], 2)
 
+    def test_around_a_change(self):
+        recs = [(0.1 * k, 10 + k, 38, 1448 * k) for k in range(8)]
+        self.assertEqual(tcp_probe.around(recs, 0.5),
+                         ["0.100000 11 38 +1448", "0.200000 12 38 +1448",
+                          "0.300000 13 38 +1448", "0.400000 14 38 +1448",
+                          "0.500000 15 38 +1448", "0.600000 16 38 +1448"])
+        self.assertEqual(tcp_probe.around(recs, 0.0)[0], "0.000000 10 38 +0")
+
     def test_small_windows_floor(self):
         self.assertTrue(tcp_probe.decreased(10, 9, 5, slack=0))
         self.assertTrue(tcp_probe.decreased(2, 2, 5, slack=0))

@@ -97,6 +97,19 @@ def changes(recs):
     return out
 
 
+def around(recs, t, before=4, after=1):
+    """The records from `before` ACKs before the one at time t to `after`
+    after it, as "t cwnd ssthresh +acked_bytes": what a reader needs to
+    explain a change."""
+    i = next((k for k, r in enumerate(recs) if r[0] >= t), len(recs))
+    out = []
+    for k in range(max(i - before, 0), min(i + after + 1, len(recs))):
+        t1, c, s, una = recs[k]
+        step = (una - recs[k - 1][3]) % 2**32 if k else 0
+        out.append(f"{t1:.6f} {c} {s} +{step}")
+    return out
+
+
 def decreased(cwnd, ssthresh, pct, slack=2, grown=0):
     """ssthresh == max(floor(c * (100 - pct) / 100), 2) for the window c
     the last ACK found, or up to grown + slack segments more: a decrease
@@ -224,11 +237,14 @@ def main(argv=None):
         for change in changes(busiest(flows)):
             print("%.6f %d %d %d %d %d" % change)
     else:
-        counts, others = classify(changes(busiest(flows)), args.pct)
+        recs = busiest(flows)
+        counts, others = classify(changes(recs), args.pct)
         for change in others:
             print("unexplained ssthresh change (t cwnd ssthresh -> "
                   "ssthresh cwnd, grown): %.6f %d %d %d %d %d" % change,
                   file=sys.stderr)
+            for line in around(recs, change[0]):
+                print("  " + line, file=sys.stderr)
         print(counts["congestion"], counts["timeout"], counts["kernel"],
               counts["other"], counts["slow_start"], counts["first"])
     return 0
