@@ -22,6 +22,9 @@
 #                            against CUBIC) on an unshaped veth pair, in
 #                            the VM: throughput and CPU per GB at each end;
 #                            BENCH_SECONDS=5 BENCH_REPEAT=3 by default
+#   make profile             perf in the VM: where the CPU time of TCP and
+#                            TLTCP goes (PROFILE_MODULES=dir: another
+#                            build of the modules)
 #   make tools               build the user-space tools (tools/)
 #   make checkpatch          checkpatch --strict over the module sources
 #   make demo                the headline demo, in the VM
@@ -84,7 +87,7 @@ VM := $(PYTHON) -m lab.vm
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
 	clean kernel-ok ksft tools experiment experiments check-experiments \
-	check-nodccp bench check-debug modules_install man deb uninstall \
+	check-nodccp bench profile check-debug modules_install man deb uninstall \
 	check-deploy
 
 TOOLS := tools/flowgen tools/tltcp_stream tools/tsm tools/tlbench
@@ -230,6 +233,19 @@ bench: modules selftests
 		--seconds $(BENCH_SECONDS) --repeat $(BENCH_REPEAT) \
 		--json $(RESULTS)/bench-$(KREL).json"
 	@echo "results: $(RESULTS)/bench-$(KREL).json"
+
+# perf in the guest: where the CPU time of TCP and TLTCP goes.
+# PROFILE_MODULES: another build of the modules to profile (an older
+# commit's build/<kernel>, for a before and after).
+PROFILE_MODULES ?= $(KBUILD_DIR)
+
+profile: modules selftests
+	@mkdir -p $(RESULTS)
+	@$(VM) --kernel $(KREL) --modules $(PROFILE_MODULES) \
+		--results $(RESULTS) --timeout 1800 -- "cd $(TOP) && \
+		$(PYTHON) -m lab.profile --seconds $(BENCH_SECONDS) \
+		--json $(RESULTS)/profile-$(KREL).json"
+	@echo "results: $(RESULTS)/profile-$(KREL).json"
 
 check-experiments: modules selftests
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \

@@ -54,6 +54,7 @@ BASE_PKGS=(
 	mmdebstrap debian-archive-keyring
 	linux-source-6.1 xz-utils
 	iproute2 iputils-ping ethtool iperf3 bpftrace tcpdump procps psmisc nftables
+	linux-perf
 	python3 python3-venv python3-matplotlib
 	dkms debhelper dh-dkms python3-docutils
 )

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Where the CPU time of TCP and TLTCP goes (make profile).
+
+One guest run on make bench's unshaped veth pair (GSO on, IPv4): for each
+case (TCP write(), TLTCP write(), TLTCP MSG_TL sections of 256 KiB and of
+16 KiB), one tlbench connection while `perf record -e cpu-clock -a`
+samples every CPU's time (the emulated guest has no PMU: a software
+clock, 4 kHz).  For each case it prints the share of the samples by
+group of symbols (the module, copies between user and kernel, checksums,
+the network stack: TCP, IP, skbs, veth; the rest of the kernel, user
+space, idle) and the symbols above --top percent, and writes it all as
+JSON.  A share is of the samples taken while the connection ran, both
+ends and everything else the guest did in that time.
+
+  python3 -m lab.profile [--seconds S] [--top PCT] [--json FILE]
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from lab import bench
+from lab.topology.netns import remove_namespaces
+
+CASES = [
+    ("tcp write", [], False),
+    ("tltcp write", ["-T"], True),
+    ("tltcp MSG_TL 256 KiB", ["-T", "-L", str(256 << 10)], True),
+    ("tltcp MSG_TL 16 KiB", ["-T", "-L", str(16 << 10)], True),
+]
+
+# (group, shared object, symbol): a sample goes to the first group whose
+# two patterns match (re.match: from the start of the name).
+GROUPS = [
+    ("tltcp module", r"\[tltcp\]|tltcp\.ko", r""),
+    ("idle", r"\[kernel", r"default_idle|cpu_idle|do_idle|"
+     r"(pv_)?native_safe_halt|acpi_safe_halt|acpi_idle|mwait_idle|"
+     r"poll_idle|intel_idle"),
+    ("copies user<->kernel", r"", r".*(copy_user|copyin|copyout|"
+     r"_copy_to_iter|_copy_from_iter|copy_page_to_iter|"
+     r"copy_page_from_iter|memcpy|memmove|skb_copy_datagram|"
+     r"csum_and_copy)"),
+    ("checksums", r"\[kernel", r".*csum"),
+    ("network stack", r"\[kernel", r"_*(tcp|inet|ip_|ipv6|ip6|skb|sk_|"
+     r"release_sock|lock_sock|veth|netif|net_rx|napi|dev_|sch_|pfifo|"
+     r"gro)"),
+    ("kernel, other", r"\[kernel", r""),
+    ("user space", r"", r""),
+]
+
+# perf report --stdio --sort dso,sym: "  12.34%  [kernel.kallsyms]  [k] sym"
+LINE = re.compile(r"^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$")
+
+
+def parse_report(text):
+    """[(percent, dso, symbol)] from perf report --stdio --sort dso,sym."""
+    out = []
+    for line in text.splitlines():
+        m = LINE.match(line)
+        if m and not line.lstrip().startswith("#"):
+            out.append((float(m.group(1)), m.group(2), m.group(4)))
+    return out
+
+
+def group(rows):
+    """{group: percent} over rows of parse_report()."""
+    shares = {g: 0.0 for g, _, _ in GROUPS}
+    for pct, dso, sym in rows:
+        for g, dso_re, sym_re in GROUPS:
+            if re.match(dso_re, dso) and re.match(sym_re, sym):
+                shares[g] += pct
+                break
+    return shares
+
+
+def profile_one(family, opts, tltcp, secs, port, data):
+    """One tlbench connection under perf record; (run, report rows)."""
+    rec = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock",
+                            "-F", "4000", "-a", "-o", data, "--",
+                            "sleep", str(secs + 1)],
+                           stdout=subprocess.DEVNULL)
+    try:
+        run = bench.run_one(family, opts, tltcp, secs, port)
+    finally:
+        rec.wait(timeout=secs + 60)
+    if rec.returncode:
+        raise RuntimeError("perf record failed")
+    rep = subprocess.run(["perf", "report", "-i", data, "--stdio",
+                          "--no-children", "--sort", "dso,sym",
+                          "--percent-limit", "0.01"],
+                         check=True, capture_output=True, text=True)
+    return run, parse_report(rep.stdout)
+
+
+def table(results, top):
+    out = []
+    for r in results:
+        out.append("%s: %.3f Gbit/s, %.2f / %.2f CPU s per GB (snd / rcv)"
+                   % (r["case"], r["run"]["gbit_s"],
+                      r["run"]["snd_cpu_s_per_gb"],
+                      r["run"]["rcv_cpu_s_per_gb"]))
+        out.append("  " + ", ".join("%s %.1f %%" % (g, p)
+                                    for g, p in r["groups"].items()))
+        for pct, dso, sym in r["symbols"]:
+            if pct >= top:
+                out.append("  %6.2f %%  %-20s %s" % (pct, dso, sym))
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--top", type=float, default=1.0)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    if not os.access(bench.TLBENCH, os.X_OK):
+        sys.exit("profile: %s not built (make tools)" % bench.TLBENCH)
+    subprocess.run(["modprobe", "tltcp"], check=True)
+    bench.topo_up()
+    results = []
+    try:
+        bench.set_gso(True)
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, (name, opts, tltcp) in enumerate(CASES):
+                run, rows = profile_one(4, opts, tltcp, args.seconds,
+                                        5600 + i,
+                                        os.path.join(tmp, "perf.data"))
+                results.append({"case": name, "run": run,
+                                "groups": group(rows), "symbols": rows})
+    finally:
+        remove_namespaces(bench.NS)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"seconds": args.seconds,
+                       "kernel": os.uname().release,
+                       "results": results}, f, indent=1)
+    print(table(results, args.top))
+
+
+if __name__ == "__main__":
+    main()
