@@ -20,6 +20,8 @@ import argparse
 import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -78,18 +80,35 @@ def group(rows):
     return shares
 
 
-def profile_one(family, opts, tltcp, secs, port, data):
-    """One tlbench connection under perf record; (run, report rows)."""
+def profile_one(family, opts, tltcp, secs, port, tmp):
+    """One tlbench connection under perf record; (run, report rows).
+
+    perf starts with its events off and is switched on and off through
+    its control FIFO around the connection: in the emulated guest perf
+    takes seconds to start (synthesizing every task's maps), and a
+    recording started with the connection missed it (97 % idle)."""
+    data, ctl, ack = (os.path.join(tmp, f)
+                      for f in ("perf.data", "ctl", "ack"))
+    for fifo in (ctl, ack):
+        if not os.path.exists(fifo):
+            os.mkfifo(fifo)
     rec = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock",
-                            "-F", "4000", "-a", "-o", data, "--",
-                            "sleep", str(secs + 1)],
+                            "-F", "4000", "-a", "-D", "-1", "--control",
+                            f"fifo:{ctl},{ack}", "-o", data],
                            stdout=subprocess.DEVNULL)
     try:
-        run = bench.run_one(family, opts, tltcp, secs, port)
+        with open(ctl, "w") as c, open(ack) as a:
+            def command(what):
+                c.write(what + "\n")
+                c.flush()
+                if "ack" not in a.readline():
+                    raise RuntimeError(f"perf record: no ack to {what}")
+            command("enable")
+            run = bench.run_one(family, opts, tltcp, secs, port)
+            command("disable")
     finally:
-        rec.wait(timeout=secs + 60)
-    if rec.returncode:
-        raise RuntimeError("perf record failed")
+        rec.send_signal(signal.SIGINT)
+        rec.wait(timeout=120)
     rep = subprocess.run(["perf", "report", "-i", data, "--stdio",
                           "--no-children", "--sort", "dso,sym",
                           "--percent-limit", "0.01"],
@@ -120,6 +139,8 @@ def main():
     args = ap.parse_args()
     if not os.access(bench.TLBENCH, os.X_OK):
         sys.exit("profile: %s not built (make tools)" % bench.TLBENCH)
+    if not shutil.which("perf"):
+        sys.exit("profile: no perf (Debian: linux-perf; make deps)")
     subprocess.run(["modprobe", "tltcp"], check=True)
     bench.topo_up()
     results = []
@@ -128,8 +149,7 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             for i, (name, opts, tltcp) in enumerate(CASES):
                 run, rows = profile_one(4, opts, tltcp, args.seconds,
-                                        5600 + i,
-                                        os.path.join(tmp, "perf.data"))
+                                        5600 + i, tmp)
                 results.append({"case": name, "run": run,
                                 "groups": group(rows), "symbols": rows})
     finally:
