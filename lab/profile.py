@@ -14,6 +14,7 @@ JSON.  A share is of the samples taken while the connection ran, both
 ends and everything else the guest did in that time.
 
   python3 -m lab.profile [--seconds S] [--top PCT] [--json FILE]
+  python3 -m lab.profile --report FILE    an earlier run's JSON, again
 """
 
 import argparse
@@ -39,7 +40,10 @@ CASES = [
 # (group, shared object, symbol): a sample goes to the first group whose
 # two patterns match (re.match: from the start of the name).
 GROUPS = [
+    # perf finds no file for an out-of-tree module in the guest and names
+    # its symbols from /proc/kallsyms, under [kernel.kallsyms].
     ("tltcp module", r"\[tltcp\]|tltcp\.ko", r""),
+    ("tltcp module", r"\[kernel", r"_*tltcp_"),
     ("idle", r"\[kernel", r"default_idle|cpu_idle|do_idle|"
      r"(pv_)?native_safe_halt|acpi_safe_halt|acpi_idle|mwait_idle|"
      r"poll_idle|intel_idle"),
@@ -48,6 +52,9 @@ GROUPS = [
      r"copy_page_from_iter|memcpy|memmove|skb_copy_datagram|"
      r"csum_and_copy)"),
     ("checksums", r"\[kernel", r".*csum"),
+    # The emulated guest's clocksource: every ktime_get() reads the HPET.
+    ("clock (read_hpet)", r"\[kernel", r"read_hpet"),
+    ("page zeroing", r"\[kernel", r"clear_page"),
     ("network stack", r"\[kernel", r"_*(tcp|inet|ip_|ipv6|ip6|skb|sk_|"
      r"release_sock|lock_sock|veth|netif|net_rx|napi|dev_|sch_|pfifo|"
      r"gro)"),
@@ -71,7 +78,7 @@ def parse_report(text):
 
 def group(rows):
     """{group: percent} over rows of parse_report()."""
-    shares = {g: 0.0 for g, _, _ in GROUPS}
+    shares = dict.fromkeys((g for g, _, _ in GROUPS), 0.0)
     for pct, dso, sym in rows:
         for g, dso_re, sym_re in GROUPS:
             if re.match(dso_re, dso) and re.match(sym_re, sym):
@@ -136,7 +143,16 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--top", type=float, default=1.0)
     ap.add_argument("--json")
+    ap.add_argument("--report", metavar="JSON",
+                    help="print an earlier run's results, grouped anew")
     args = ap.parse_args()
+    if args.report:
+        with open(args.report) as f:
+            results = json.load(f)["results"]
+        for r in results:
+            r["groups"] = group(r["symbols"])
+        print(table(results, args.top))
+        return
     if not os.access(bench.TLBENCH, os.X_OK):
         sys.exit("profile: %s not built (make tools)" % bench.TLBENCH)
     if not shutil.which("perf"):

@@ -17,6 +17,8 @@ REPORT = """\
      8.00%  [kernel.kallsyms]  [k] tcp_ack
      4.00%  [kernel.kallsyms]  [k] csum_partial
      3.00%  [kernel.kallsyms]  [k] _raw_spin_unlock_irqrestore
+     1.50%  [kernel.kallsyms]  [k] tltcp_feed
+     1.25%  [kernel.kallsyms]  [k] read_hpet
      2.25%  tlbench            [.] main
      1.00%  [unknown]          [.] 0x00007f0000001234
 """
@@ -25,20 +27,21 @@ REPORT = """\
 class Report(unittest.TestCase):
     def test_parse(self):
         rows = profile.parse_report(REPORT)
-        self.assertEqual(len(rows), 8)
+        self.assertEqual(len(rows), 10)
         self.assertEqual(rows[2], (9.0, "[tltcp]", "tltcp_rx_header"))
-        self.assertEqual(rows[7], (1.0, "[unknown]", "0x00007f0000001234"))
+        self.assertEqual(rows[9], (1.0, "[unknown]", "0x00007f0000001234"))
 
     def test_groups(self):
         g = profile.group(profile.parse_report(REPORT))
         self.assertEqual(g["idle"], 30.5)
         self.assertEqual(g["copies user<->kernel"], 20.25)
-        self.assertEqual(g["tltcp module"], 9.0)
+        self.assertEqual(g["tltcp module"], 10.5)
+        self.assertEqual(g["clock (read_hpet)"], 1.25)
         self.assertEqual(g["network stack"], 8.0)
         self.assertEqual(g["checksums"], 4.0)
         self.assertEqual(g["kernel, other"], 3.0)
         self.assertEqual(g["user space"], 3.25)
-        self.assertAlmostEqual(sum(g.values()), 78.0)
+        self.assertAlmostEqual(sum(g.values()), 80.75)
 
 
 if __name__ == "__main__":
