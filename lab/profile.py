@@ -22,12 +22,12 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 
 from lab import bench
+from lab.tools import perf
 from lab.topology.netns import remove_namespaces
 
 CASES = [
@@ -62,22 +62,8 @@ GROUPS = [
     ("user space", r"", r""),
 ]
 
-# perf report --stdio --sort dso,sym: "  12.34%  [kernel.kallsyms]  [k] sym"
-LINE = re.compile(r"^\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$")
-
-
-def parse_report(text):
-    """[(percent, dso, symbol)] from perf report --stdio --sort dso,sym."""
-    out = []
-    for line in text.splitlines():
-        m = LINE.match(line)
-        if m and not line.lstrip().startswith("#"):
-            out.append((float(m.group(1)), m.group(2), m.group(4)))
-    return out
-
-
 def group(rows):
-    """{group: percent} over rows of parse_report()."""
+    """{group: percent} over rows of perf.parse_report()."""
     shares = dict.fromkeys((g for g, _, _ in GROUPS), 0.0)
     for pct, dso, sym in rows:
         for g, dso_re, sym_re in GROUPS:
@@ -88,39 +74,11 @@ def group(rows):
 
 
 def profile_one(family, opts, tltcp, secs, port, tmp):
-    """One tlbench connection under perf record; (run, report rows).
-
-    perf starts with its events off and is switched on and off through
-    its control FIFO around the connection: in the emulated guest perf
-    takes seconds to start (synthesizing every task's maps), and a
-    recording started with the connection missed it (97 % idle)."""
-    data, ctl, ack = (os.path.join(tmp, f)
-                      for f in ("perf.data", "ctl", "ack"))
-    for fifo in (ctl, ack):
-        if not os.path.exists(fifo):
-            os.mkfifo(fifo)
-    rec = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock",
-                            "-F", "4000", "-a", "-D", "-1", "--control",
-                            f"fifo:{ctl},{ack}", "-o", data],
-                           stdout=subprocess.DEVNULL)
-    try:
-        with open(ctl, "w") as c, open(ack) as a:
-            def command(what):
-                c.write(what + "\n")
-                c.flush()
-                if "ack" not in a.readline():
-                    raise RuntimeError(f"perf record: no ack to {what}")
-            command("enable")
-            run = bench.run_one(family, opts, tltcp, secs, port)
-            command("disable")
-    finally:
-        rec.send_signal(signal.SIGINT)
-        rec.wait(timeout=120)
-    rep = subprocess.run(["perf", "report", "-i", data, "--stdio",
-                          "--no-children", "--sort", "dso,sym",
-                          "--percent-limit", "0.01"],
-                         check=True, capture_output=True, text=True)
-    return run, parse_report(rep.stdout)
+    """One tlbench connection under perf; (run, perf report rows)."""
+    data = os.path.join(tmp, "perf.data")
+    with perf.recording(data, tmp):
+        run = bench.run_one(family, opts, tltcp, secs, port)
+    return run, perf.report(data)
 
 
 def table(results, top):

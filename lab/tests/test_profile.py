@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of make profile's reading of perf report."""
+"""Unit tests of make profile's reading of perf report (lab.tools.perf)
+and its groups."""
 
 import unittest
 
 from lab import profile
+from lab.tools import perf
 
 REPORT = """\
 # Samples: 40K of event 'cpu-clock:pppH'
@@ -26,13 +28,13 @@ REPORT = """\
 
 class Report(unittest.TestCase):
     def test_parse(self):
-        rows = profile.parse_report(REPORT)
+        rows = perf.parse_report(REPORT)
         self.assertEqual(len(rows), 10)
         self.assertEqual(rows[2], (9.0, "[tltcp]", "tltcp_rx_header"))
         self.assertEqual(rows[9], (1.0, "[unknown]", "0x00007f0000001234"))
 
     def test_groups(self):
-        g = profile.group(profile.parse_report(REPORT))
+        g = profile.group(perf.parse_report(REPORT))
         self.assertEqual(g["idle"], 30.5)
         self.assertEqual(g["copies user<->kernel"], 20.25)
         self.assertEqual(g["tltcp module"], 10.5)
