@@ -8,8 +8,8 @@ case (TCP write(), TLTCP write(), TLTCP MSG_TL sections of 256 KiB and of
 samples every CPU's time (the emulated guest has no PMU: a software
 clock, 4 kHz).  For each case it prints the share of the samples by
 group of symbols (the module, copies between user and kernel, checksums,
-the network stack: TCP, IP, skbs, veth; the rest of the kernel, user
-space, idle) and the symbols above --top percent, and writes it all as
+the clock, page zeroing, the network stack: TCP, IP, skbs, veth; the rest
+of the kernel, user space, idle) and the symbols above --top percent, and writes it all as
 JSON.  A share is of the samples taken while the connection ran, both
 ends and everything else the guest did in that time.
 
@@ -61,6 +61,7 @@ GROUPS = [
     ("kernel, other", r"\[kernel", r""),
     ("user space", r"", r""),
 ]
+
 
 def group(rows):
     """{group: percent} over rows of perf.parse_report()."""
