@@ -21,6 +21,7 @@ median of the N per-round ratios and their range.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -100,12 +101,6 @@ def run_one(family, opts, tltcp, secs, port):
     }
 
 
-def median(values):
-    v = sorted(values)
-    mid = len(v) // 2
-    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
-
-
 KEYS = ("gbit_s", "snd_cpu_s_per_gb", "rcv_cpu_s_per_gb")
 
 
@@ -117,13 +112,14 @@ def summary(name, runs, base_runs, **what):
     emulated guest's speed (TCP's own rows differed by 25 % in one run,
     2026-11-25) weighs on both of its sides."""
     row = {**what, "transport": name,
-           **{k: median([r[k] for r in runs if r[k] is not None] or
-                        [None]) for k in KEYS}, "runs": runs}
+           **{k: statistics.median([r[k] for r in runs
+                                    if r[k] is not None] or [None])
+              for k in KEYS}, "runs": runs}
     if base_runs:
         # A measure of 0 (no CPU time counted) gives no ratio.
         per_round = {k: [r[k] / b[k] for r, b in zip(runs, base_runs)
                          if r[k] is not None and b[k]] for k in KEYS}
-        row["vs_tcp"] = {k: median(v) if v else None
+        row["vs_tcp"] = {k: statistics.median(v) if v else None
                          for k, v in per_round.items()}
         row["vs_tcp_range"] = {k: (min(v), max(v)) if v else None
                                for k, v in per_round.items()}

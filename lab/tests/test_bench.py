@@ -55,10 +55,6 @@ class Rounds(unittest.TestCase):
         self.assertIn("-", bench.table([{**row, "gso": False,
                                          "family": 6}]))
 
-    def test_median(self):
-        self.assertEqual(bench.median([3, 1, 2]), 2)
-        self.assertEqual(bench.median([4, 1, 3, 2]), 2.5)
-
 
 if __name__ == "__main__":
     unittest.main()
