@@ -96,6 +96,14 @@ class Parse(unittest.TestCase):
         self.assertEqual((counts["first"], others),
                          (1, [(5.0, 125, 119, 110, 124, 0)]))
 
+    def test_first_event_may_raise_ssthresh(self):
+        # Seen in CI, 6.1 guest: initial ssthresh 40, the window grew
+        # past it to 52, and the first event set what the path held, 48:
+        # between the half (26) and 95 % (49), above the old ssthresh.
+        chg = [(0.896015, 52, 40, 48, 50, 0)]
+        counts, others = tcp_probe.classify(chg, 5)
+        self.assertEqual((counts["first"], others), (1, []))
+
     def test_congestion_event_may_raise_ssthresh(self):
         # Seen in a 6.1 guest: ssthresh 40, window grew to 51, loss: 48.
         counts, _ = tcp_probe.classify([(1.0, 51, 40, 48, 50)], 5)

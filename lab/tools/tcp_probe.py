@@ -144,7 +144,8 @@ def classify(chg, pct):
                   of a spurious reduction, cwnd validation, idle restart);
       first:      the connection's first congestion event set it between
                   the half and the (100 - pct) % of the window (reno_tw:
-                  what the path holds);
+                  what the path holds), above the initial ssthresh if
+                  the window grew past it;
       other:      anything else, which must never happen.
     Each change is as changes() gives it; grown may be left out (0).
     Returns ({kind: count}, [other changes])."""
@@ -165,7 +166,7 @@ def classify(chg, pct):
         elif (i > 0 and s1 == chg[i - 1][2]) or \
                 (s1 > s0 and kernel_raise(c0, s0, s1, grown=g)):
             kind = "kernel"
-        elif not events and s1 < s0 and max(c0 // 2, 2) <= s1 <= \
+        elif not events and max(c0 // 2, 2) <= s1 <= \
                 max((c0 + g + 2) * (100 - pct) // 100, 2):
             kind = "first"
         else:
