@@ -2,18 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0
 """Where the CPU time of TCP and TLTCP goes (make profile).
 
-One guest run on make bench's unshaped veth pair (GSO on, IPv4): for each
-case (TCP write(), TLTCP write(), TLTCP MSG_TL sections of 256 KiB and of
-16 KiB), one tlbench connection while `perf record -e cpu-clock -a`
-samples every CPU's time (the emulated guest has no PMU: a software
-clock, 4 kHz).  For each case it prints the share of the samples by
-group of symbols (the module, copies between user and kernel, checksums,
-the clock, page zeroing, the network stack: TCP, IP, skbs, veth; the rest
-of the kernel, user space, idle) and the symbols above --top percent, and writes it all as
-JSON.  A share is of the samples taken while the connection ran, both
-ends and everything else the guest did in that time.
+One guest run on make bench's unshaped veth pair (GSO on): for each case
+(TCP write(), TLTCP write(), TLTCP MSG_TL sections of 256 KiB, TCP
+16 KiB writes, TLTCP MSG_TL sections of 16 KiB) and each family in
+--family (IPv4 and IPv6), one tlbench connection while
+`perf record -e cpu-clock -a` samples every CPU's time (the emulated
+guest has no PMU: a software clock, 4 kHz).  For each case it prints the
+share of the samples by group of symbols (the module, copies between
+user and kernel, checksums, the clock, page zeroing, the network stack:
+TCP, IP, skbs, veth; the rest of the kernel, user space, idle) and the
+symbols above --top percent, and writes it all as JSON.  A share is of
+the samples taken while the connection ran, both ends and everything
+else the guest did in that time.
 
-  python3 -m lab.profile [--seconds S] [--top PCT] [--json FILE]
+  python3 -m lab.profile [--seconds S] [--family 4|6 ...] [--top PCT]
+                         [--json FILE]
   python3 -m lab.profile --report FILE    an earlier run's JSON, again
 """
 
@@ -34,6 +37,7 @@ CASES = [
     ("tcp write", [], False),
     ("tltcp write", ["-T"], True),
     ("tltcp MSG_TL 256 KiB", ["-T", "-L", str(256 << 10)], True),
+    ("tcp write 16 KiB", ["-l", str(16 << 10)], False),
     ("tltcp MSG_TL 16 KiB", ["-T", "-L", str(16 << 10)], True),
 ]
 
@@ -100,6 +104,8 @@ def table(results, top):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--family", type=int, nargs="+", choices=(4, 6),
+                    default=[4, 6])
     ap.add_argument("--top", type=float, default=1.0)
     ap.add_argument("--json")
     ap.add_argument("--report", metavar="JSON",
@@ -122,10 +128,12 @@ def main():
     try:
         bench.set_gso(True)
         with tempfile.TemporaryDirectory() as tmp:
-            for i, (name, opts, tltcp) in enumerate(CASES):
-                run, rows = profile_one(4, opts, tltcp, args.seconds,
+            cases = [(fam, c) for fam in args.family for c in CASES]
+            for i, (fam, (name, opts, tltcp)) in enumerate(cases):
+                run, rows = profile_one(fam, opts, tltcp, args.seconds,
                                         5600 + i, tmp)
-                results.append({"case": name, "run": run,
+                results.append({"case": "%s v%d" % (name, fam),
+                                "family": fam, "run": run,
                                 "groups": group(rows), "symbols": rows})
     finally:
         remove_namespaces(bench.NS)
