@@ -15,7 +15,6 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/wait.h>
-#include <linux/win_minmax.h>
 #include <linux/workqueue.h>
 #include <net/inet_connection_sock.h>
 #include <net/snmp.h>
@@ -172,7 +171,7 @@ struct tltcp_ctx {
 	u32			sndq_limit;	/* 0: sk_sndbuf */
 	u32			notsent;	/* 0: autosized */
 	bool			arrival;	/* TL_ARRIVAL_ON */
-	struct minmax		arrival_bw;	/* bytes/s over 10 srtt, in us */
+	u64			arrival_rate;	/* bytes/s, average */
 	u32			arrival_delivered; /* tp->delivered at last sample */
 	u32			data_end;	/* TCP seq after the last payload */
 	bool			data_sent;	/* data_end is valid */
