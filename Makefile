@@ -29,7 +29,7 @@
 #   make checkpatch          checkpatch --strict over the module sources
 #   make demo                the headline demo, in the VM
 #   make experiment NAME=x   one experiment (experiments/x.toml) in
-#                            the VM; SHORT=1 for its short variant, ONLY=glob
+#                            the VM; SHORT=1 for its short variant, ONLY=globs
 #                            to redo some of its runs
 #   make experiments         all of them
 #   make install             install the tools, their man pages and the

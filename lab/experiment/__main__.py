@@ -24,8 +24,9 @@ def main(argv=None):
                    help="the short variant, as make check runs it")
     r.add_argument("--out", help="results directory "
                    "(default results/<name>[-short])")
-    r.add_argument("--only", help="only the runs matching this glob; "
-                   "the others' results in --out stay and are analyzed")
+    r.add_argument("--only", help="only the runs matching these globs "
+                   "(separated by commas); the others' results in --out "
+                   "stay and are analyzed")
     r.add_argument("--duration", type=float,
                    help="seconds per run, instead of the description's")
     a = sub.add_parser("analyze", help="metrics, plots and report")

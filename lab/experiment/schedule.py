@@ -73,8 +73,8 @@ def _batches(exp):
 
 
 def run_all(exp, out, only=None):
-    """Run the experiment's runs (those matching the glob only, if given,
-    keeping the other runs' results) into out."""
+    """Run the experiment's runs (those matching only, if given: globs
+    separated by commas; the other runs' results stay) into out."""
     if not os.access(FLOWGEN, os.X_OK):
         raise SpecError(f"{FLOWGEN} not built (make tools)")
     if any(r.get("tunnel") for r in exp["runs"]) and \
@@ -84,7 +84,9 @@ def run_all(exp, out, only=None):
     with open(os.path.join(out, "experiment.json"), "w") as f:
         json.dump(exp, f, indent=1)
     todo = dict(exp, runs=[r for r in exp["runs"]
-                           if not only or fnmatch.fnmatch(r["name"], only)])
+                           if not only or
+                           any(fnmatch.fnmatch(r["name"], g)
+                               for g in only.split(","))])
     if not todo["runs"]:
         raise SpecError(f"no run matches {only}")
     # On a kernel without DCCP (Linux 6.16 on) a run that needs it cannot

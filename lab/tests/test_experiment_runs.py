@@ -317,6 +317,10 @@ class Repeat(unittest.TestCase):
             self.assertEqual(calls, [("a-2", 1), ("a-2", 2), ("a-2", 3)])
             self.assertRaises(S.SpecError, schedule.run_all, e, out,
                               only="a-1@2")
+            # Globs separated by commas: the runs any of them matches.
+            del calls[:]
+            schedule.run_all(e, out, only="a-1,fr*")
+            self.assertEqual(sorted({c[0] for c in calls}), ["a-1", "free"])
 
     def write_rep(self, run, k, x_per_half_s, failed=()):
         """Repetition k of run a-1: x at x_per_half_s bytes per 0.5 s
