@@ -5,13 +5,16 @@
  *
  *   tlbench -s [-6] [-p PORT] [-T]            receive one connection
  *   tlbench -c HOST [-6] [-p PORT] [-T] [-l BYTES | -L SECTION] [-t SECS]
- *           [-C CC]
+ *           [-C CC] [-Q QUEUE_BYTES]
  *
  * -T attaches the "tltcp" ULP on both ends.  The client writes blocking
  * write()s of -l bytes (256 KiB), or with -L sections of that many bytes
  * with sendmsg(MSG_TL) and a deadline of an hour; the server reads with
  * recv() (TCP) or
- * recvmsg(MSG_TL) (TLTCP) into a 256 KiB buffer.  Each end prints one
+ * recvmsg(MSG_TL) (TLTCP) into a 256 KiB buffer.  The section queue is
+ * the module's default (the send buffer, as TCP's write queue), but for
+ * sections larger than a fresh send buffer: then, or with -Q, TL_SNDQ_LIMIT
+ * is four sections (-Q: that many bytes).  Each end prints one
  * line of JSON: the bytes, the seconds and its own CPU time (user and
  * system, from getrusage()), from the connection's start to its end.
  *
@@ -45,6 +48,7 @@ struct opts {
 	bool tltcp;
 	long long section;	/* 0: write() */
 	long long wlen;		/* bytes per write() */
+	long long sndq;		/* TL_SNDQ_LIMIT, 0: see run_client() */
 	double secs;
 };
 
@@ -53,7 +57,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: tlbench -s [-6] [-p PORT] [-T]\n"
 		"       tlbench -c HOST [-6] [-p PORT] [-T] [-l BYTES | -L SECTION_BYTES]\n"
-		"               [-t SECS] [-C CC]\n");
+		"               [-t SECS] [-C CC] [-Q QUEUE_BYTES]\n");
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -63,7 +67,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .port = "5301", .family = AF_INET, .secs = 5,
 			    .wlen = BUF_LEN };
-	while ((c = getopt(argc, argv, "sc:6p:Tl:L:t:C:")) != -1) {
+	while ((c = getopt(argc, argv, "sc:6p:Tl:L:t:C:Q:")) != -1) {
 		switch (c) {
 		case 's': server = true; break;
 		case 'c': o->host = optarg; break;
@@ -74,6 +78,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'L': o->section = cli_number("-L", optarg, 1, BUF_LEN); break;
 		case 't': o->secs = cli_number("-t", optarg, 0.1, 3600); break;
 		case 'C': o->cc = optarg; break;
+		case 'Q': o->sndq = cli_number("-Q", optarg, 1, 1LL << 30); break;
 		default: cli_usage_error("bad option");
 		}
 	}
@@ -81,6 +86,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		cli_usage_error("give one of -s and -c HOST");
 	if (o->section && !o->tltcp)
 		cli_usage_error("-L needs -T");
+	if (o->sndq && !o->section)
+		cli_usage_error("-Q needs -L");
 }
 
 static struct addrinfo *resolve(const struct opts *o)
@@ -195,8 +202,9 @@ static ssize_t write_some(const struct opts *o, int fd, const char *buf)
 
 static void run_client(const struct opts *o, char *buf)
 {
-	uint32_t limit = 4 * (uint32_t)o->section;
-	int fd = connect_one(o);
+	uint32_t limit = o->sndq ? (uint32_t)o->sndq : 4 * (uint32_t)o->section;
+	int fd = connect_one(o), sndbuf = 0;
+	socklen_t len = sizeof(sndbuf);
 	double cpu0 = cpu_secs();
 	uint64_t t0 = now_ns(), end;
 	long long bytes = 0;
@@ -204,9 +212,14 @@ static void run_client(const struct opts *o, char *buf)
 
 	if (o->tltcp && tl_attach(fd))
 		cli_die("TCP_ULP tltcp: %s", strerror(errno));
-	/* A fresh send buffer is smaller than a large section. */
-	if (o->section && setsockopt(fd, SOL_TLTCP, TL_SNDQ_LIMIT, &limit,
-				     sizeof(limit)))
+	/* A fresh send buffer is smaller than a large section, which the
+	 * queue would refuse; a smaller one fits, and a fixed limit would
+	 * keep the queue small where TCP's write queue grows.
+	 */
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len))
+		cli_die("SO_SNDBUF: %s", strerror(errno));
+	if (o->section && (o->sndq || o->section > sndbuf) &&
+	    setsockopt(fd, SOL_TLTCP, TL_SNDQ_LIMIT, &limit, sizeof(limit)))
 		cli_die("TL_SNDQ_LIMIT: %s", strerror(errno));
 	end = t0 + (uint64_t)(o->secs * NSEC_PER_SEC);
 	while (now_ns() < end) {
