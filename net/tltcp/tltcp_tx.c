@@ -266,9 +266,9 @@ void tltcp_abandon(struct sock *sk, struct tltcp_ctx *ctx,
  * also those that cannot arrive by it); re-arm the timer at the earliest
  * deadline left.  Deadlines need not be in queue order.
  */
-static void tltcp_expire(struct sock *sk, struct tltcp_ctx *ctx)
+static void tltcp_expire(struct sock *sk, struct tltcp_ctx *ctx, u64 now)
 {
-	u64 now = tltcp_now(), next = TLTCP_NO_DEADLINE;
+	u64 next = TLTCP_NO_DEADLINE;
 	struct tltcp_section *sec;
 
 	tltcp_arrival_check(sk, ctx, now);
@@ -463,6 +463,22 @@ static bool tltcp_feed(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 	}
 }
 
+/* The time a push checks deadlines against.  In the softirq of an ACK on
+ * an established connection, the time TCP read for that ACK: it refreshes
+ * tcp_clock_cache first thing, in tcp_rcv_established(), so it is
+ * microseconds old, and one clock read per ACK is saved (on a guest whose
+ * clocksource is the HPET each read traps to the hypervisor; see the
+ * profile in Documentation/tltcp.rst).  Anywhere else the clock: a
+ * stale time there would let a section outlive its deadline.
+ */
+static u64 tltcp_push_clock(const struct sock *sk, int mode)
+{
+	if ((mode & TLTCP_PUSH_ATOMIC) && in_serving_softirq() &&
+	    sk->sk_state == TCP_ESTABLISHED)
+		return tcp_sk(sk)->tcp_clock_cache;
+	return tltcp_now();
+}
+
 /* TCP holds nothing that an ACK would free (and so call write_space). */
 static bool tltcp_tcp_idle(const struct sock *sk)
 {
@@ -487,7 +503,9 @@ static bool __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 		ctx->fin_pending = false;
 		goto wake;
 	}
-	tltcp_expire(sk, ctx);
+	/* Without a deadline or the arrival check, no clock read at all. */
+	if (ctx->arrival || ctx->timer_at != TLTCP_NO_DEADLINE)
+		tltcp_expire(sk, ctx, tltcp_push_clock(sk, mode));
 	/* TCP may free space while it refuses us (it can run its backlog
 	 * meanwhile): then try once more.
 	 */
