@@ -63,18 +63,6 @@ struct tltcp_wire_hdr {
 struct tltcp_buf {
 	struct bio_vec		*bv;		/* NULL: none (freed) */
 	u32			nr;
-	bool			shared;		/* one run, in the socket's frag */
-	bool			room;		/* a header fits before bv[0] */
-	struct bio_vec		one;		/* bv of a shared run */
-};
-
-/* The page small sections are packed into, one after the other, each
- * with room for a record header in front (tltcp_buf.c).
- */
-struct tltcp_frag {
-	struct page		*page;		/* NULL: none yet */
-	u32			off;		/* first free byte */
-	u32			size;
 };
 
 /* A place in a tltcp_buf: run, offset in it. */
@@ -114,7 +102,6 @@ struct tltcp_tx_record {
 	struct tltcp_buf_pos	pos;		/* of its next byte for TCP */
 	u32			len;		/* header + payload */
 	u32			done;		/* bytes TCP took */
-	bool			hdr_inline;	/* header in the payload's run */
 };
 
 struct tltcp_rx {
@@ -183,7 +170,6 @@ struct tltcp_ctx {
 	u64			default_deadline;
 	u32			sndq_limit;	/* 0: sk_sndbuf */
 	u32			notsent;	/* 0: autosized */
-	struct tltcp_frag	frag;		/* small sections' page */
 	bool			arrival;	/* TL_ARRIVAL_ON */
 	u64			arrival_rate;	/* bytes/s, average */
 	u32			arrival_delivered; /* tp->delivered at last sample */
@@ -237,11 +223,8 @@ void tltcp_arrival_sent(struct sock *sk, struct tltcp_ctx *ctx, u64 now);
 void tltcp_arrival_acked(struct sock *sk, struct tltcp_ctx *ctx);
 
 /* tltcp_buf.c */
-u32 tltcp_buf_alloc(struct tltcp_buf *b, struct tltcp_frag *f, u32 len,
-		    gfp_t gfp);
+u32 tltcp_buf_alloc(struct tltcp_buf *b, u32 len, gfp_t gfp);
 void tltcp_buf_free(struct tltcp_buf *b);
-void tltcp_frag_free(struct tltcp_frag *f);
-bool tltcp_buf_prepend(struct tltcp_buf *b, const void *hdr, u32 len);
 bool tltcp_buf_fill(struct tltcp_buf *b, struct iov_iter *from);
 void tltcp_buf_advance(const struct tltcp_buf *b, struct tltcp_buf_pos *pos,
 		       u32 n);

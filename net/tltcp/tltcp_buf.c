@@ -12,22 +12,8 @@
  * references until the bytes are acknowledged; the section drops ours
  * when it is done with them.  TCP charges the socket for the bytes, not
  * for the pages behind them: a run that fills less than half its pages
- * (a large section's tail) is copied instead, so that what a socket pins
- * stays within twice what it is charged for.
- *
- * Small sections (up to 32 KiB with a record header) are packed one after
- * the other into the socket's page fragment, as TCP packs the bytes of
- * write()s into its own, each with TLTCP_HDR_LEN bytes of room in front:
- * the header of the section's first record is written there
- * (tltcp_buf_prepend()), so that header and payload go to TCP in one call
- * and, as the sections lie back to back, TCP merges them into few skb
- * fragments.  Without it a 16 KiB section cost an allocation of its own,
- * a copied header and two trips through TCP's transmit path.  A shared
- * run is charged for its bytes and header room and is always given by
- * reference: the fragment's pages are filled without gaps, so what they
- * pin beyond the charge is the unfilled end of the current page.  The
- * header room is written once, before TCP is given it, and the bytes TCP
- * already holds are never touched.
+ * (a small section, a section's tail) is copied instead, so that what a
+ * socket pins stays within twice what it is charged for.
  *
  * The caller holds the socket lock (in softirq, its spinlock: then TCP
  * allocates with the socket's atomic sk_allocation).
@@ -44,8 +30,6 @@
 
 /* The largest run: what TCP's own page fragments use. */
 #define TLTCP_RUN_ORDER		get_order(SZ_32K)
-/* A page of the socket's fragment, when it can be had whole */
-#define TLTCP_FRAG_SIZE		SZ_32K
 
 static struct page *tltcp_run_alloc(u32 left, gfp_t gfp, unsigned int *order)
 {
@@ -62,53 +46,14 @@ static struct page *tltcp_run_alloc(u32 left, gfp_t gfp, unsigned int *order)
 	return alloc_page(gfp);
 }
 
-/* A run of @len bytes with header room in the fragment @f, a new page of
- * it if the current one is full; false if no page could be had.
+/* Pages for @len bytes, in @b; the bytes of memory they take (the bio_vec
+ * array included), or 0 if there is not enough.
  */
-static bool tltcp_buf_shared(struct tltcp_buf *b, struct tltcp_frag *f,
-			     u32 len, gfp_t gfp)
-{
-	u32 need = TLTCP_HDR_LEN + len;
-	unsigned int order;
-	struct page *page;
-
-	if (!f->page || f->size - f->off < need) {
-		page = tltcp_run_alloc(TLTCP_FRAG_SIZE, gfp, &order);
-		if (!page)
-			return false;
-		if (f->page)
-			put_page(f->page);
-		f->page = page;
-		f->off = 0;
-		f->size = PAGE_SIZE << order;
-		if (f->size < need)
-			return false;
-	}
-	get_page(f->page);
-	bvec_set_page(&b->one, f->page, len, f->off + TLTCP_HDR_LEN);
-	f->off += need;
-	b->bv = &b->one;
-	b->nr = 1;
-	b->shared = true;
-	b->room = true;
-	return true;
-}
-
-/* Pages for @len bytes, in @b: a run in the fragment @f for a small
- * section, else runs of its own.  Returns the bytes of memory charged for
- * them (the bio_vec array included), or 0 if there is not enough.
- */
-u32 tltcp_buf_alloc(struct tltcp_buf *b, struct tltcp_frag *f, u32 len,
-		    gfp_t gfp)
+u32 tltcp_buf_alloc(struct tltcp_buf *b, u32 len, gfp_t gfp)
 {
 	u32 max_runs = DIV_ROUND_UP(len, PAGE_SIZE), left = len, mem;
 
 	b->nr = 0;
-	b->shared = false;
-	b->room = false;
-	if (TLTCP_HDR_LEN + len <= TLTCP_FRAG_SIZE &&
-	    tltcp_buf_shared(b, f, len, gfp))
-		return TLTCP_HDR_LEN + len;
 	b->bv = kvmalloc_array(max_runs, sizeof(*b->bv), gfp);
 	if (!b->bv)
 		return 0;
@@ -139,36 +84,9 @@ void tltcp_buf_free(struct tltcp_buf *b)
 		return;
 	for (i = 0; i < b->nr; i++)
 		put_page(b->bv[i].bv_page);
-	if (b->bv != &b->one)
-		kvfree(b->bv);
+	kvfree(b->bv);
 	b->bv = NULL;
 	b->nr = 0;
-}
-
-/* The socket is done with its fragment (sections keep their pages). */
-void tltcp_frag_free(struct tltcp_frag *f)
-{
-	if (f->page)
-		put_page(f->page);
-	f->page = NULL;
-}
-
-/* Write the @len bytes of @hdr into the room in front of the buffer's
- * first byte and make them part of its run, so that they go to TCP with
- * the payload; false if there is no such room (any more).  Only for the
- * first record of a section, before TCP has any of its bytes.
- */
-bool tltcp_buf_prepend(struct tltcp_buf *b, const void *hdr, u32 len)
-{
-	struct bio_vec *bv = &b->bv[0];
-
-	if (!b->room || len != TLTCP_HDR_LEN)
-		return false;
-	b->room = false;
-	bv->bv_offset -= len;
-	bv->bv_len += len;
-	memcpy(page_address(bv->bv_page) + bv->bv_offset, hdr, len);
-	return true;
 }
 
 /* Copy the section in from @from; false on a fault. */
@@ -177,7 +95,7 @@ bool tltcp_buf_fill(struct tltcp_buf *b, struct iov_iter *from)
 	u32 i;
 
 	for (i = 0; i < b->nr; i++) {
-		void *to = page_address(b->bv[i].bv_page) + b->bv[i].bv_offset;
+		void *to = page_address(b->bv[i].bv_page);
 
 		if (!copy_from_iter_full(to, b->bv[i].bv_len, from))
 			return false;
@@ -232,7 +150,7 @@ int tltcp_buf_send(struct sock *sk, const struct tltcp_buf *b,
 		u32 n = min(len, bv->bv_len - pos->off);
 		int ret;
 
-		if (!b->shared && 2 * bv->bv_len < page_size(bv->bv_page))
+		if (2 * bv->bv_len < page_size(bv->bv_page))
 			ret = tltcp_run_copy(sk, bv, pos->off, n, more || n < len);
 		else
 			ret = kc_tcp_send_page(sk, bv->bv_page,

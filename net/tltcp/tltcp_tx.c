@@ -309,7 +309,6 @@ static void tltcp_set_record(struct tltcp_ctx *ctx, u8 type,
 	r->pos = sec->pos;
 	r->len = TLTCP_HDR_LEN + payload;
 	r->done = 0;
-	r->hdr_inline = false;
 }
 
 /* Around a call into TCP's send path, two things of ours are put aside.
@@ -352,21 +351,20 @@ static int tltcp_send_hdr(struct sock *sk, struct tltcp_tx_record *r)
 }
 
 /* Hand TCP what it has not taken of the current record: the header by
- * copy, the payload by reference to the section's pages; or both at once
- * when the header was written in front of the payload (hdr_inline).
- * True when the record is complete.
+ * copy, the payload by reference to the section's pages.  True when the
+ * record is complete.
  */
 static bool tltcp_send_record(struct sock *sk, struct tltcp_ctx *ctx)
 {
 	struct tltcp_tx_record *r = &ctx->txr;
 	int err = tltcp_tcp_enter(sk, ctx), ret = 0;
 
-	if (r->done < TLTCP_HDR_LEN && !r->hdr_inline) {
+	if (r->done < TLTCP_HDR_LEN) {
 		ret = tltcp_send_hdr(sk, r);
 		if (ret > 0)
 			r->done += ret;
 	}
-	if ((r->done >= TLTCP_HDR_LEN || r->hdr_inline) && r->done < r->len) {
+	if (r->done >= TLTCP_HDR_LEN && r->done < r->len) {
 		ret = tltcp_buf_send(sk, &r->sec->data, &r->pos,
 				     r->len - r->done, false);
 		if (ret > 0)
@@ -452,14 +450,6 @@ static bool tltcp_feed(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 		n = min3(sec->len - sec->sent, limit - unsent - TLTCP_HDR_LEN,
 			 TLTCP_MAX_RECORD);
 		tltcp_set_record(ctx, TLTCP_REC_DATA, sec, n, n);
-		/* The first record's header goes in front of the payload, in
-		 * its run, if the section has room for it (tltcp_buf.c).
-		 */
-		if (!sec->sent &&
-		    tltcp_buf_prepend(&sec->data, &ctx->txr.hdr, TLTCP_HDR_LEN)) {
-			ctx->txr.hdr_inline = true;
-			tltcp_buf_advance(&sec->data, &sec->pos, TLTCP_HDR_LEN);
-		}
 		/* Where the section's bytes end in TCP once this record is
 		 * taken: the obsolete-bytes estimate needs it at once.
 		 */
@@ -736,7 +726,7 @@ static struct tltcp_section *tltcp_alloc_section(struct sock *sk,
 	sec = kzalloc(sizeof(*sec), gfp);
 	if (!sec)
 		return NULL;
-	sec->mem = tltcp_buf_alloc(&sec->data, &ctx->frag, len, gfp);
+	sec->mem = tltcp_buf_alloc(&sec->data, len, gfp);
 	if (!sec->mem)
 		goto free;
 	mem = TLTCP_SECTION_MEM + sec->mem;
@@ -1063,7 +1053,6 @@ long tltcp_tx_close(struct sock *sk, struct tltcp_ctx *ctx, long timeout)
 drop:
 	if (tltcp_tx_pending(ctx))
 		tltcp_purge(sk, ctx);
-	tltcp_frag_free(&ctx->frag);
 	tltcp_update_obsolete(sk, ctx);
 	return timeout;
 }
