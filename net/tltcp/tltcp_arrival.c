@@ -142,9 +142,10 @@ static u64 tltcp_arrival_in(const struct tltcp_est *e, u64 bytes)
  * the sender.  After losses a small window predicts every section late;
  * abandoning them all would keep the window small for good (1 % loss on
  * a 2 Mbit/s path: 2 segments for the last 43 s of a minute, with the
- * rate filter alone).  Sending one section at a time until the estimate
- * says they arrive in time again lets the window grow, at the cost of
- * those sections' lateness.  While data flows, the rule does not apply.
+ * largest sample of 10 srtt as the rate and without this rule).  Sending
+ * one section at a time until the estimate says they arrive in time
+ * again lets the window grow, at the cost of those sections' lateness.
+ * While data flows, the rule does not apply.
  */
 void tltcp_arrival_check(struct sock *sk, struct tltcp_ctx *ctx, u64 now)
 {
