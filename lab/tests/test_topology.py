@@ -172,6 +172,25 @@ class Commands(unittest.TestCase):
         self.assertTrue(all("red limit 6000 min 600 max 1800 avpkt 120 "
                             "burst 8 " in c for c in red), red[0])
 
+    def test_red_small_queues_have_an_ewma(self):
+        # tc-red's tc_red_eval_ewma(): burst + 1 - min/avpkt must be at
+        # least 1 and within (1 - (1 - W)^burst) / W for some W = 2^-k.
+        # With min one packet no W fits, and the 7-packet BDP queue of
+        # 4 Mbit/s at 20 ms was refused.
+        for q in range(3, 300):
+            cmds = "\n".join(self.build(qdisc="red", queue=q))
+            m = re.search(r"red limit (\d+) min (\d+) max (\d+) avpkt "
+                          r"(\d+) burst (\d+) ", cmds)
+            limit, qmin, qmax, avpkt, burst = map(int, m.groups())
+            self.assertLess(qmin, qmax, q)
+            self.assertLessEqual(qmax, limit, q)
+            a = burst + 1 - qmin / avpkt
+            self.assertGreaterEqual(a, 1, q)
+            # tc warns from Wlog 10 on, and the kernel refused the Wlog
+            # it took for the 7-packet queue
+            self.assertTrue(any(a <= (1 - (1 - 0.5 ** k) ** burst) /
+                                0.5 ** k for k in range(1, 10)), q)
+
     def test_unshaped_access_has_no_qdisc(self):
         cmds = self.build(rate="10mbit")
         self.assertFalse(any("dev to-r1 root" in c and "s1-" in c

@@ -232,10 +232,14 @@ class Topology:
             # Linux's RED counts bytes: the queue's packets are avpkt
             # bytes each, full-sized unless red says otherwise (small
             # packets: a limit of qlen packets of avpkt bytes).
+            # The minimum threshold is at least two packets: tc finds
+            # no averaging constant for a burst when it is one (tc-red's
+            # "burst seems to be too large", at a 7-packet BDP queue).
             pkt = shape.red.get("avpkt", WIRE_PKT)
-            limit = qlen * pkt
-            qmin = shape.red.get("min", max(1, qlen // 4) * pkt)
-            qmax = shape.red.get("max", max(2, (3 * qlen) // 4) * pkt)
+            qmin = shape.red.get("min", max(2, qlen // 4) * pkt)
+            qmax = shape.red.get("max", max(qmin + pkt,
+                                            (3 * qlen) // 4 * pkt))
+            limit = max(qlen * pkt, qmax)
             prob = shape.red.get("probability", 0.1)
             burst = max(1, (2 * qmin + qmax) // (3 * pkt))
             bw = shape.rate or 10**9
