@@ -22,6 +22,9 @@
 #                            against CUBIC) on an unshaped veth pair, in
 #                            the VM: throughput and CPU per GB at each end;
 #                            BENCH_SECONDS=5 BENCH_REPEAT=3 by default
+#   make bench-ab BASE=rev   two builds of tltcp against each other in the
+#                            same rounds: BASE's (A) and the work tree's (B);
+#                            BENCH_ONLY=globs picks the transports
 #   make profile             perf in the VM: where the CPU time of TCP and
 #                            TLTCP goes (PROFILE_MODULES=dir: another
 #                            build of the modules)
@@ -87,7 +90,7 @@ VM := $(PYTHON) -m lab.vm
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
 	clean kernel-ok ksft tools experiment experiments check-experiments \
-	check-nodccp bench profile check-debug modules_install man deb uninstall \
+	check-nodccp bench bench-ab profile check-debug modules_install man deb uninstall \
 	check-deploy
 
 TOOLS := tools/flowgen tools/tltcp_stream tools/tsm tools/tlbench
@@ -233,6 +236,29 @@ bench: modules selftests
 		--seconds $(BENCH_SECONDS) --repeat $(BENCH_REPEAT) \
 		--json $(RESULTS)/bench-$(KREL).json"
 	@echo "results: $(RESULTS)/bench-$(KREL).json"
+
+# Two builds of the tltcp module in the same guest and the same rounds
+# (lab.bench --ab): A is BASE's, exported with git archive and built in
+# $(RESULTS)/bench-ab-base; B is the work tree's.  Every B row gives its
+# per-round ratios to A.
+BENCH_ONLY ?= tltcp MSG_TL 16 KiB
+AB_BASE_DIR = $(RESULTS)/bench-ab-base
+
+bench-ab: modules selftests
+	@if [ -z "$(BASE)" ]; then \
+		echo "usage: make bench-ab BASE=<commit> [BENCH_ONLY=globs]" >&2; \
+		exit 2; fi
+	@rm -rf $(AB_BASE_DIR) && mkdir -p $(AB_BASE_DIR)
+	@git -C $(TOP) archive $(BASE) | tar -x -C $(AB_BASE_DIR)
+	@$(MAKE) -s --no-print-directory -C $(AB_BASE_DIR) modules KVER=$(KVER) \
+		$(if $(filter command line,$(origin KDIR)),KDIR=$(KDIR))
+	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
+		--timeout 3600 -- "cd $(TOP) && $(PYTHON) -m lab.bench \
+		--ab $(AB_BASE_DIR)/build/$(KREL)/net/tltcp/tltcp.ko \
+		$(KBUILD_DIR)/net/tltcp/tltcp.ko --only '$(BENCH_ONLY)' \
+		--seconds $(BENCH_SECONDS) --repeat $(BENCH_REPEAT) \
+		--json $(RESULTS)/bench-ab-$(KREL).json"
+	@echo "results: $(RESULTS)/bench-ab-$(KREL).json"
 
 # perf in the guest: where the CPU time of TCP and TLTCP goes.
 # PROFILE_MODULES: another build of the modules to profile (an older

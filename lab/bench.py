@@ -15,10 +15,20 @@ every row once, so that a TLTCP run and the TCP run it is compared with
 are seconds apart; a row gives the median of its runs, a ratio the
 median of the N per-round ratios and their range.
 
+With --ab A.ko B.ko (make bench-ab) it compares two builds of the tltcp
+module instead: in every round each TLTCP case runs once with A loaded
+and once with B (rmmod, insmod; A first in odd rounds, B first in even
+ones), beside its TCP case, and each B row
+gives the median and range of the per-round ratios B / A.  --only
+keeps the transports that match its globs (comma-separated; a TLTCP
+row also runs the TCP row it is compared with).
+
   python3 -m lab.bench [--seconds S] [--repeat N] [--json FILE]
+                       [--ab A.ko B.ko] [--only GLOBS]
 """
 
 import argparse
+import fnmatch
 import json
 import os
 import statistics
@@ -104,6 +114,18 @@ def run_one(family, opts, tltcp, secs, port):
 KEYS = ("gbit_s", "snd_cpu_s_per_gb", "rcv_cpu_s_per_gb")
 
 
+def ratios(runs, base_runs):
+    """({measure: median of the per-round ratios}, {measure: (lowest,
+    highest)}): runs against base_runs, one of each per round; a measure
+    of 0 or None on either side gives no ratio (None)."""
+    per_round = {k: [r[k] / b[k] for r, b in zip(runs, base_runs)
+                     if r[k] is not None and b[k]] for k in KEYS}
+    return ({k: statistics.median(v) if v else None
+             for k, v in per_round.items()},
+            {k: (min(v), max(v)) if v else None
+             for k, v in per_round.items()})
+
+
 def summary(name, runs, base_runs, **what):
     """One row: the median of each measure over the rounds; with base_runs
     (the row it is compared with, one run per round, the same rounds) the
@@ -117,12 +139,7 @@ def summary(name, runs, base_runs, **what):
               for k in KEYS}, "runs": runs}
     if base_runs:
         # A measure of 0 (no CPU time counted) gives no ratio.
-        per_round = {k: [r[k] / b[k] for r, b in zip(runs, base_runs)
-                         if r[k] is not None and b[k]] for k in KEYS}
-        row["vs_tcp"] = {k: statistics.median(v) if v else None
-                         for k, v in per_round.items()}
-        row["vs_tcp_range"] = {k: (min(v), max(v)) if v else None
-                               for k, v in per_round.items()}
+        row["vs_tcp"], row["vs_tcp_range"] = ratios(runs, base_runs)
     return row
 
 
@@ -139,14 +156,86 @@ def rounds(args, port, cases, family):
     return runs, port
 
 
-def transport_rows(args, port):
+def selected(only):
+    """The TRANSPORTS that match the comma-separated globs only (all
+    without), with the TCP rows the TLTCP ones are compared with."""
+    if not only:
+        return list(TRANSPORTS)
+    globs = only.split(",")
+    names = {t[0] for t in TRANSPORTS
+             if any(fnmatch.fnmatch(t[0], g) for g in globs)}
+    names |= {t[3] for t in TRANSPORTS if t[0] in names and t[3]}
+    return [t for t in TRANSPORTS if t[0] in names]
+
+
+def load_tltcp(ko):
+    """The tltcp module from the file ko in place of the loaded one.  A
+    socket that still holds it (an orphan flushing its queue) delays
+    rmmod for a moment."""
+    for _ in range(50):
+        if sh("rmmod", "tltcp", check=False).returncode == 0 or \
+                not os.path.exists("/sys/module/tltcp"):
+            break
+        time.sleep(0.2)
+    else:
+        raise RuntimeError("tltcp stays loaded: cannot switch builds")
+    sh("insmod", ko)
+
+
+def ab_rounds(args, port, cases, family, kos):
+    """rounds() for two builds of tltcp: in each round the TCP cases
+    once, then the TLTCP cases with each build of kos, {label: path}, in
+    turn, the builds in the opposite order every other round (in an A/A
+    comparison, 2026-11-27, the build that always ran second had 0.87
+    to 1.03 of the first's throughput).
+    Returns ({(name, label or None): [run per round]}, port)."""
+    runs = {}
+    for k in range(args.repeat):
+        builds = list(kos.items())[::-1 if k % 2 else 1]
+        for label, ko in [(None, None)] + builds:
+            if ko:
+                load_tltcp(ko)
+            for name, opts, tltcp in cases:
+                if bool(tltcp) != bool(ko):
+                    continue
+                port += 1
+                runs.setdefault((name, label), []).append(
+                    run_one(family, opts, tltcp, args.seconds, port))
+    return runs, port
+
+
+def ab_rows(args, port, kos):
+    """The rows of --ab: TCP's, then each TLTCP transport for build A
+    and build B, B's with its per-round ratios to A (vs_a)."""
     rows = []
+    trs = selected(args.only)
+    (a, _), (b, _) = kos.items()
     for gso in (True, False):
         set_gso(gso)
         for family in (4, 6):
-            runs, port = rounds(args, port, [t[:3] for t in TRANSPORTS],
-                                family)
-            for name, _, _, base_name in TRANSPORTS:
+            runs, port = ab_rounds(args, port, [t[:3] for t in trs],
+                                   family, kos)
+            for name, _, tltcp, base_name in trs:
+                base = runs[(base_name, None)] if base_name else None
+                for label in ((a, b) if tltcp else (None,)):
+                    row = summary(name + (f" ({label})" if label else ""),
+                                  runs[(name, label)], base, gso=gso,
+                                  family=family)
+                    if label == b:
+                        row["vs_a"], row["vs_a_range"] = ratios(
+                            runs[(name, b)], runs[(name, a)])
+                    rows.append(row)
+    return rows, port
+
+
+def transport_rows(args, port):
+    rows = []
+    trs = selected(args.only)
+    for gso in (True, False):
+        set_gso(gso)
+        for family in (4, 6):
+            runs, port = rounds(args, port, [t[:3] for t in trs], family)
+            for name, _, _, base_name in trs:
                 rows.append(summary(name, runs[name],
                                     runs[base_name] if base_name else None,
                                     gso=gso, family=family))
@@ -166,19 +255,26 @@ def cc_rows(args, port):
             for cc in CCS]
 
 
+def _ratio_text(v, span):
+    return ", ".join("%.2fx [%.2f-%.2f]" % (v[k], *span[k])
+                     if v[k] is not None else "-" for k in KEYS)
+
+
 def table(rows):
-    out = ["%-5s %-3s %-24s %9s %10s %10s   %s" % (
+    out = ["%-5s %-3s %-28s %9s %10s %10s   %s" % (
         "gso", "ip", "transport", "Gbit/s", "snd s/GB", "rcv s/GB",
         "ratio to TCP or CUBIC: throughput, snd CPU, rcv CPU "
         "(median of the rounds' ratios [lowest-highest])")]
     for r in rows:
-        v, span = r.get("vs_tcp"), r.get("vs_tcp_range")
-        out.append("%-5s %-3s %-24s %9.3f %10.2f %10.2f   %s" % (
+        v = r.get("vs_tcp")
+        out.append("%-5s %-3s %-28s %9.3f %10.2f %10.2f   %s" % (
             "on" if r["gso"] else "off", "v%d" % r["family"], r["transport"],
             r["gbit_s"], r["snd_cpu_s_per_gb"], r["rcv_cpu_s_per_gb"],
-            ", ".join("%.2fx [%.2f-%.2f]" % (v[k], *span[k])
-                      if v[k] is not None else "-"
-                      for k in KEYS) if v else ""))
+            _ratio_text(v, r["vs_tcp_range"]) if v else ""))
+        if r.get("vs_a"):
+            out.append("%-5s %-3s %-28s %9s %10s %10s   %s" % (
+                "", "", "  B / A", "", "", "",
+                _ratio_text(r["vs_a"], r["vs_a_range"])))
     return "\n".join(out)
 
 
@@ -187,21 +283,39 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--json")
+    ap.add_argument("--ab", nargs=2, metavar=("A.ko", "B.ko"),
+                    help="compare two builds of the tltcp module")
+    ap.add_argument("--only", help="only the transports matching these "
+                    "globs (comma-separated)")
     args = ap.parse_args()
     if not os.access(TLBENCH, os.X_OK):
         sys.exit("bench: %s not built (make tools)" % TLBENCH)
-    sh("modprobe", "tltcp")
+    if args.only and not selected(args.only):
+        sys.exit("bench: no transport matches %s" % args.only)
+    kos = None
+    if args.ab:
+        for ko in args.ab:
+            if not os.path.isfile(ko):
+                sys.exit("bench: no module %s" % ko)
+        kos = {"A": os.path.abspath(args.ab[0]),
+               "B": os.path.abspath(args.ab[1])}
+    else:
+        sh("modprobe", "tltcp")
     topo_up()
     try:
-        rows, port = transport_rows(args, 5400)
-        rows += cc_rows(args, port)
+        if kos:
+            rows, port = ab_rows(args, 5400, kos)
+        else:
+            rows, port = transport_rows(args, 5400)
+            if not args.only:
+                rows += cc_rows(args, port)
     finally:
         remove_namespaces(NS)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"seconds": args.seconds, "repeat": args.repeat,
-                       "kernel": os.uname().release, "rows": rows}, f,
-                      indent=1)
+                       "kernel": os.uname().release, "ab": kos,
+                       "rows": rows}, f, indent=1)
     print(table(rows))
 
 

@@ -56,5 +56,46 @@ class Rounds(unittest.TestCase):
                                          "family": 6}]))
 
 
+class AB(unittest.TestCase):
+    def test_only_keeps_the_tcp_row_a_tltcp_row_needs(self):
+        names = [t[0] for t in bench.selected("tltcp MSG_TL 16*")]
+        self.assertEqual(names, ["tcp write 16 KiB", "tltcp MSG_TL 16 KiB"])
+        self.assertEqual(bench.selected(None), bench.TRANSPORTS)
+        self.assertEqual(bench.selected("nothing*"), [])
+
+    def test_rounds_run_tcp_then_a_and_b_in_turn(self):
+        order, loaded = [], []
+
+        def fake(family, opts, tltcp, secs, port):
+            order.append((opts[-1] if opts else "tcp", loaded[-1]
+                          if tltcp else None))
+            # B is 10 % faster than A in every round, TCP steady
+            g = {None: 2.0, "a.ko": 1.0, "b.ko": 1.1}[order[-1][1]]
+            return run(g, 1.0, 1.0)
+
+        args = types.SimpleNamespace(repeat=2, seconds=1)
+        cases = [("tcp", [], False), ("tl", ["-T"], True)]
+        with mock.patch.object(bench, "run_one", fake), \
+                mock.patch.object(bench, "load_tltcp", loaded.append):
+            runs, port = bench.ab_rounds(args, 0, cases, 4,
+                                         {"A": "a.ko", "B": "b.ko"})
+        self.assertEqual(order, [("tcp", None), ("-T", "a.ko"),
+                                 ("-T", "b.ko"), ("tcp", None),
+                                 ("-T", "b.ko"), ("-T", "a.ko")])
+        self.assertEqual(loaded, ["a.ko", "b.ko", "b.ko", "a.ko"])
+        self.assertEqual(port, 6)
+        v, span = bench.ratios(runs[("tl", "B")], runs[("tl", "A")])
+        self.assertAlmostEqual(v["gbit_s"], 1.1)
+        self.assertAlmostEqual(span["gbit_s"][0], 1.1)
+
+    def test_b_rows_say_their_ratio_to_a(self):
+        row = bench.summary("tl (B)", [run(1.1, 1, 1)], [run(2, 1, 1)],
+                            gso=True, family=4)
+        row["vs_a"], row["vs_a_range"] = bench.ratios([run(1.1, 1, 1)],
+                                                      [run(1.0, 1, 1)])
+        self.assertIn("B / A", bench.table([row]))
+        self.assertIn("1.10x [1.10-1.10]", bench.table([row]))
+
+
 if __name__ == "__main__":
     unittest.main()
