@@ -90,8 +90,8 @@ VM := $(PYTHON) -m lab.vm
 
 .PHONY: all modules deps vm check unit selftests checkpatch demo install \
 	clean kernel-ok ksft tools experiment experiments check-experiments \
-	check-nodccp bench bench-ab profile check-debug modules_install man deb uninstall \
-	check-deploy
+	check-nodccp bench bench-ab profile check-debug modules_install man deb \
+	uninstall check-deploy
 
 TOOLS := tools/flowgen tools/tltcp_stream tools/tsm tools/tlbench
 

@@ -17,11 +17,11 @@ median of the N per-round ratios and their range.
 
 With --ab A.ko B.ko (make bench-ab) it compares two builds of the tltcp
 module instead: in every round each TLTCP case runs once with A loaded
-and once with B (rmmod, insmod; A first in odd rounds, B first in even
-ones), beside its TCP case, and each B row
-gives the median and range of the per-round ratios B / A.  --only
-keeps the transports that match its globs (comma-separated; a TLTCP
-row also runs the TCP row it is compared with).
+and once with B (rmmod, insmod; A first in the first round, B first in
+the second, and so on), beside its TCP case, and each B row gives the
+median and range of the per-round ratios B / A.  --only keeps the
+transports that match its globs (comma-separated; a TLTCP row also runs
+the TCP row it is compared with).
 
   python3 -m lab.bench [--seconds S] [--repeat N] [--json FILE]
                        [--ab A.ko B.ko] [--only GLOBS]
