@@ -123,6 +123,7 @@ struct results {
 	int n_ivs;			/* used so far */
 	struct sec_rx sec_rx;		/* receiver: sections */
 	uint64_t sec_offered, sec_offered_bytes;	/* sender: sections */
+	uint64_t sec_written;		/* sender: handed over whole */
 	/* TLTCP: the module's counters at the end of the flow */
 	struct tl_info tl_info;
 	bool tl_have_info;

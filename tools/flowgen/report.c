@@ -166,9 +166,11 @@ static void report_summary(FILE *f, const struct opts *o,
 	if (sections && o->server)
 		report_sec_rx(f, o, &r->sec_rx);
 	if (sections && !o->server)
-		fprintf(f, ", \"sections_offered\": %llu, \"bytes_offered\": %llu",
+		fprintf(f, ", \"sections_offered\": %llu, \"bytes_offered\": %llu"
+			", \"sections_written\": %llu",
 			(unsigned long long)r->sec_offered,
-			(unsigned long long)r->sec_offered_bytes);
+			(unsigned long long)r->sec_offered_bytes,
+			(unsigned long long)r->sec_written);
 	if (o->ahead)
 		fprintf(f, ", \"deadline_ahead\": true");
 	if (o->arrival)
