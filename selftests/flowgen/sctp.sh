@@ -3,8 +3,9 @@
 # flowgen over SCTP, and sections with deadlines: a greedy SCTP flow fills
 # a 10 Mbit/s, 50 ms link over IPv4 and IPv6; on a 2 Mbit/s link offered
 # 4 Mbit/s of 1000-byte sections that live 300 ms, TCP delivers every
-# section it took whole, most of them late, while PR-SCTP abandons messages whose
-# lifetime ran out and the receiver counts exactly those as missing.
+# section it took whole, most of them late, while PR-SCTP abandons
+# messages whose lifetime ran out and the receiver counts exactly those
+# as missing.
 #
 # The sections fit one chunk each: with messages of many chunks, Linux
 # 6.1's SCTP receiver can stop delivering them while chunks keep arriving

@@ -166,10 +166,12 @@ static void report_summary(FILE *f, const struct opts *o,
 	if (sections && o->server)
 		report_sec_rx(f, o, &r->sec_rx);
 	if (sections && !o->server)
-		fprintf(f, ", \"sections_offered\": %llu, \"bytes_offered\": %llu"
-			", \"sections_written\": %llu",
+		fprintf(f, ", \"sections_offered\": %llu, \"bytes_offered\": %llu",
 			(unsigned long long)r->sec_offered,
-			(unsigned long long)r->sec_offered_bytes,
+			(unsigned long long)r->sec_offered_bytes);
+	/* UDP sends a section as datagrams, never as one write */
+	if (sections && !o->server && o->proto != P_UDP)
+		fprintf(f, ", \"sections_written\": %llu",
 			(unsigned long long)r->sec_written);
 	if (o->ahead)
 		fprintf(f, ", \"deadline_ahead\": true");
