@@ -38,7 +38,11 @@
  *    History discounting (RFC 5348 5.5): once the open interval is more
  *    than twice the mean of the closed ones, these weigh less (down to a
  *    quarter), so that after a phase of high loss the rate climbs back
- *    within a few RTTs instead of after eight loss events.
+ *    within a few RTTs instead of after eight loss events.  While the
+ *    history is discounted the rate also grows by at least n segments
+ *    per RTT in each RTT, as n TCP flows do in congestion avoidance
+ *    (multfrc_probe_rate()): TFRC's own increase is a fraction of that,
+ *    too slow to reach a share where the bandwidth-delay product is large.
  *
  *  Slow start: until the first loss event the rate doubles once per RTT,
  *    at most to twice the receive rate, from RFC 5348's initial window
@@ -398,6 +402,28 @@ static void multfrc_set_cwnd(struct tcp_sock *tp, u64 rate)
 					     tp->snd_cwnd_clamp));
 }
 
+/* While the history is discounted (RFC 5348 5.5: the open interval is
+ * more than twice the mean of the closed ones, the loss rate has fallen),
+ * the rate grows by at least n segments per RTT in each RTT, as n TCP
+ * flows grow in congestion avoidance.  TFRC's own increase there is a
+ * fraction of a segment per RTT in each RTT: where the bandwidth-delay
+ * product is large it would take minutes to reach a share that n TCP
+ * flows reach in tens of RTTs.  With intervals near their mean the
+ * history is not discounted, and the rate stays the equation's.
+ */
+static u64 multfrc_probe_rate(const struct sock *sk, const struct multfrc *ca)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 step;
+
+	if (multfrc_discount(ca, multfrc_open_interval(sk, ca)) ==
+	    MULTFRC_DF_ONE)
+		return 0;
+	step = div_u64((u64)ca->n_milli * tp->mss_cache * USEC_PER_SEC,
+		       multfrc_srtt_us(tp));
+	return ca->rate + div_u64(step, 1000);
+}
+
 static void multfrc_set_rate(struct sock *sk, struct multfrc *ca, u64 x_calc,
 			     u32 p, u32 j_milli)
 {
@@ -408,7 +434,7 @@ static void multfrc_set_rate(struct sock *sk, struct multfrc *ca, u64 x_calc,
 	if (!ca->nintervals) {
 		rate = max(min(2 * rate, 2 * x_recv), multfrc_initial_rate(sk));
 	} else {
-		rate = x_calc;
+		rate = max(x_calc, multfrc_probe_rate(sk, ca));
 		if (x_recv)
 			rate = min(rate, 2 * x_recv);
 		rate = max(rate, multfrc_min_rate(sk));

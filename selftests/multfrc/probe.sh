@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# MulTFRC takes capacity that frees up about as fast as n TCP flows
+# would: on a PROBE_RATE (12 Mbit/s), 100 ms RTT dumbbell with a BDP
+# queue (100 packets) over RED, one MulTFRC(n) flow runs PROBE_SECS
+# (40 s) beside a Reno flow that stops after PROBE_LEAVE (15 s).  The
+# check is how long after the Reno flow's end MulTFRC's goodput (its
+# receiver's 0.1 s intervals, 1 s sliding mean) first reaches
+# PROBE_TARGET (80 %) of what the link carries, in seconds and in base
+# RTTs, against PROBE_GOAL_RTTS (60).  A measurement of one run, not in
+# make check: make vm CMD='cd selftests/multfrc && ./probe.sh'.
+#
+# What n TCP flows would do: at about half the link when the competitor
+# leaves, n Reno flows grow by n segments per RTT and reach 80 % of a
+# 100-packet pipe in 30 / n RTTs.  TFRC's own increase, from the loss
+# history alone, is a fraction of a segment per RTT in each RTT (RFC
+# 5348 5.5).  Measured on 6.1 (Documentation/multfrc.rst, Convergence):
+# MulTFRC(1) 42 RTTs with multfrc_probe_rate(), 79 without it, one Reno
+# flow in its place 65.
+# PROBE_CC ("multfrc:1") lists the flows measured in that place;
+# PROBE_CC="multfrc:1 reno" adds a Reno flow's time as the reference,
+# printed, not checked.
+. "$(dirname "$0")/../lib.sh"
+lib_init
+
+[ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
+lib_require_module tcp_multfrc
+PARAM_N=/sys/module/tcp_multfrc/parameters/n
+trap 'echo 1 > $PARAM_N; lib_cleanup' EXIT
+
+RATE=${PROBE_RATE:-12000000}
+SECS=${PROBE_SECS:-40}
+LEAVE=${PROBE_LEAVE:-15}
+TARGET=${PROBE_TARGET:-0.8}
+GOAL_RTTS=${PROBE_GOAL_RTTS:-60}
+CCS=${PROBE_CC:-multfrc:1}
+BASE_RTT_MS=100
+# What the link carries of TCP payload: 1448 of every 1514 bytes.
+payload=$(awk -v r="$RATE" 'BEGIN { printf "%.0f", r * 1448 / 1514 }')
+
+lib_topo_up dumbbell --pairs 2 --rate "$RATE" --delay 48ms \
+	--access-delay 1ms --queue bdp --qdisc red
+export FLOWGEN_SERVER_ARGS="-i 0.1"
+
+for spec in $CCS; do
+	cc=${spec%%:*} n=${spec#*:}
+	[ "$cc" = "$spec" ] && n=1
+	name=$cc-$n
+	[ "$cc" = multfrc ] && echo "$n" > $PARAM_N
+	lib_flowgen_flow s1 d1 "$TMPD/$name.json" -t "$SECS" -C "$cc" &
+	flow=$!
+	FLOWGEN_SERVER_ARGS= lib_flowgen_flow s2 d2 "$TMPD/$name-reno.json" \
+		-t "$LEAVE" -C reno
+	leave=$EPOCHREALTIME
+	wait $flow
+	ran=$?
+	lib_check "$name: both flows ran" [ $ran = 0 ]
+	t=$("$PYTHON" - "$TMPD/$name.json" "$leave" "$payload" "$TARGET" <<-'EOF_PY'
+	import json, sys
+	d = json.load(open(sys.argv[1]))
+	leave, cap, target = (float(x) for x in sys.argv[2:5])
+	iv = [(d["epoch"] + i["start"] - leave, i["seconds"], i["bytes"])
+	      for i in d["intervals"]]
+	for k, (s, _, _) in enumerate(iv):
+	    w = [x for x in iv[k:] if x[0] < s + 1.0]
+	    secs = sum(x[1] for x in w)
+	    if s < 0 or secs < 0.95:
+	        continue
+	    if sum(x[2] for x in w) * 8 / secs >= target * cap:
+	        print(f"{s + 1.0:.2f}")
+	        break
+	else:
+	    print("-")
+	EOF_PY
+	)
+	rtts=$(awk -v t="$t" -v r=$BASE_RTT_MS 'BEGIN {
+		if (t == "-") print "-"; else printf "%.0f", t * 1000 / r }')
+	lib_log "$name: at $TARGET of the link $t s ($rtts base RTTs) after the Reno flow left"
+	[ "$cc" = multfrc ] &&
+		lib_check_timed "$name: takes the freed capacity within $GOAL_RTTS RTTs ($rtts)" \
+			awk -v r="$rtts" -v g="$GOAL_RTTS" 'BEGIN { exit !(r != "-" && r <= g) }'
+done
+lib_finish
