@@ -21,7 +21,12 @@ test declares it (lib_require_dccp), after a DCCP socket failed to open.
 
 A failed test's report lists the checks inside it that failed (its own
 "# not ok" lines, at most MAX_CHECKS), so that the tail of a CI log says
-which assertion broke without the guest's full output.
+which assertion broke without the guest's full output.  A failed guest
+(make check's "not ok 1 guest ...") is followed by the VM runner's own
+report as "# vm: ..." lines: the kernel log's problems, what ended the
+run, the end of a dead guest's console.  These join its report (of the
+console, only its last CONSOLE_LINES), so that a guest that died says
+how in the last lines of the log.
 """
 
 import argparse
@@ -38,6 +43,11 @@ NOT_APPLICABLE = ("dccp: not in this kernel",)
 # A failed check inside a test, indented by the runner: "# not ok 7 ...".
 NESTED_FAIL = re.compile(r"^#\s+(not ok\b.*)$")
 MAX_CHECKS = 10
+# The VM runner's report after a failed guest's result line.
+VM_LINE = re.compile(r"^#\s+(vm:.*)$")
+VM_NOISE = re.compile(r"^vm: (booting |guest state kept )")
+VM_CONSOLE = re.compile(r"^vm: last lines of the guest kernel's console")
+CONSOLE_LINES = 12
 
 
 def not_applicable(reason):
@@ -51,6 +61,7 @@ def count(lines, skip_is_fail=False):
     planned = seen = 0
     nested = ""     # the reason of the last "# 1..0 # SKIP" since a result
     checks = []     # the "# not ok" lines since a result
+    vm_lines = None  # a failed result's "# vm:" lines, while they follow
 
     def close_plan():
         nonlocal failed
@@ -59,8 +70,24 @@ def count(lines, skip_is_fail=False):
             failures.append(f"{planned - seen} of {planned} planned "
                             "results never reported")
 
+    def close_vm():
+        nonlocal vm_lines
+        if vm_lines:
+            keep = [x for x in vm_lines if not VM_NOISE.match(x)]
+            for i, x in enumerate(keep):
+                if VM_CONSOLE.match(x):
+                    keep = keep[:i + 1] + keep[i + 1:][-CONSOLE_LINES:]
+                    break
+            failures[-1] = "\n  ".join([failures[-1]] + keep)
+        vm_lines = None
+
     for line in lines:
         line = line.rstrip("\n")
+        m = VM_LINE.match(line)
+        if m and vm_lines is not None:
+            vm_lines.append(m.group(1).rstrip())
+            continue
+        close_vm()
         m = PLAN.match(line)
         if m:
             close_plan()
@@ -100,6 +127,8 @@ def count(lines, skip_is_fail=False):
             failures.append("\n  ".join(
                 [line.strip()] + inner[:MAX_CHECKS] +
                 ([f"... and {more} more"] if more > 0 else [])))
+            vm_lines = []
+    close_vm()
     close_plan()
     return passed, failed, skipped, na, failures
 

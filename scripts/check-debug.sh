@@ -115,6 +115,8 @@ lane() {
 		sed -u "s/^/[$id] /" >&2
 	local rc=${PIPESTATUS[0]}
 	{
+		# its own plan: see scripts/check.sh
+		echo "1..1"
 		if [ "$rc" = 0 ]; then
 			echo "ok 1 guest $id ($targets) $KREL: booted, kernel log clean (no KASAN, KFENCE, lockdep, UBSAN, kmemleak report)"
 		else

@@ -120,6 +120,10 @@ run_guest() {
 		2> "$out/vm-$k.log" | sed -u "s/^\(\(not \)\?ok [0-9]* selftests\): /\1[$k]: /" \
 		| tee "$tap" | show_results >&2
 	rc=${PIPESTATUS[0]}
+	# The guest's result has its own plan: after a guest that died
+	# mid-directory it must not stand in for that directory's missing
+	# results (lab/tap_summary.py counts those as failed).
+	echo "1..1" >> "$tap"
 	if [ "$rc" = 0 ]; then
 		echo "ok 1 guest $rel: booted, kernel log clean" >> "$tap"
 	else

@@ -55,6 +55,35 @@ class Count(unittest.TestCase):
         self.assertEqual(len(report), 1 + tap_summary.MAX_CHECKS + 1)
         self.assertEqual(report[-1], "  ... and 5 more")
 
+    def test_failed_guest_says_why(self):
+        console = [f"# vm:   [  {i}.0] line {i}" for i in range(40)]
+        # a guest that died in a directory's fourth test: make check
+        # gives the guest's line a plan of its own
+        lines = ["1..4", "ok 1 a", "ok 2 b",
+                 "ok 3 selftests[6.12]: multfrc: rto.sh", "1..1",
+                 "not ok 1 guest 6.12: boot, status or kernel log (vm exit 1)",
+                 "# vm: booting 6.12 (tcg), results in /r",
+                 "# vm: 6.12 tcg: boot 25.0s, total 300.0s, exit -",
+                 "# vm: guest kernel log shows problems:",
+                 "# vm:   panic: Kernel panic - not syncing: Fatal exception",
+                 "# vm: guest ended without a status (vng exit 0)",
+                 "# vm: last lines of the guest kernel's console:"] + \
+            console + ["# vm: guest state kept in /r/.vm/run-x",
+                       "1..1", "ok 1 after"]
+        p, f, _, _, fails = tap_summary.count(lines)
+        self.assertEqual((p, f), (4, 2))
+        self.assertIn("1 of 4 planned", fails[0])
+        fails = fails[1:]
+        report = fails[0].splitlines()
+        self.assertIn("Fatal exception", fails[0])
+        self.assertIn("line 39", report[-1])
+        self.assertNotIn("line 27", fails[0])
+        self.assertNotIn("booting", fails[0])
+        self.assertEqual(len(report), 1 + 5 + tap_summary.CONSOLE_LINES)
+        # after a passed result, "# vm:" lines are only diagnostics
+        ok = tap_summary.count(["ok 1 a", "# vm: x", "not ok 2 b"])[4]
+        self.assertEqual(ok, ["not ok 2 b"])
+
     def test_summary_line(self):
         self.assertEqual(tap_summary.summary(3, 0, 0), "3 passed, 0 failed")
         self.assertEqual(tap_summary.summary(3, 1, 2),
