@@ -37,6 +37,13 @@ def qdisc(text, handle):
     return " ".join(str(x) for x in q[0][2:])
 
 
+def reach(text, a):
+    if a.since is None or a.goal is None:
+        raise ValueError("flowgen-reach needs --since and --goal")
+    t = flowgen.reach_time(text, a.goal, a.since, a.window)
+    return "-" if t is None else f"{t:.2f}"
+
+
 # What each command prints, from the texts of its files and the options.
 COMMANDS = {
     "iperf-rate": lambda t, a: f"{iperf3.rate(t[0], a.skip):.0f}",
@@ -45,6 +52,7 @@ COMMANDS = {
     "flowgen-rate": lambda t, a: f"{flowgen.rate(t[0], a.skip):.0f}",
     "flowgen-rates": lambda t, a: " ".join(
         f"{r:.0f}" for r in flowgen.rates(t, a.skip)),
+    "flowgen-reach": lambda t, a: reach(t[0], a),
     "ping-rtt": lambda t, a: f"{ping.rtt(t[0]):.6f}",
     "qdisc": lambda t, a: qdisc(t[0], a.handle),
     "max-backlog": lambda t, a: str(tc.max_backlog(t[0], a.handle)),
@@ -57,6 +65,9 @@ def main(argv=None):
     ap.add_argument("file", nargs="+")
     ap.add_argument("--skip", type=float, default=0.0)
     ap.add_argument("--handle")
+    ap.add_argument("--since", type=float)
+    ap.add_argument("--goal", type=float)
+    ap.add_argument("--window", type=float, default=1.0)
     args = ap.parse_args(argv)
     texts = []
     for name in args.file:

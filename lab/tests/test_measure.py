@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit tests of the parsers that turn tool output into asserted numbers."""
 
+import contextlib
+import io
 import json
+import tempfile
 import unittest
 
+from lab import measure
 from lab.tools import flowgen as F, iperf3, ping, tc
 
 
@@ -95,6 +99,42 @@ class FlowgenCommonWindow(unittest.TestCase):
         b = flowgen(103.0, 3.0, [1, 1, 1])
         self.assertRaises(ValueError, F.rates, [a, b])
         self.assertRaises(ValueError, F.rates, [])
+
+
+class FlowgenReach(unittest.TestCase):
+    # 0.1 s intervals from epoch 100: 1 Mbit/s until 101.5, 8 after
+    REP = {"epoch": 100.0, "summary": {"seconds": 3.0},
+           "intervals": [{"start": i / 10, "seconds": 0.1,
+                          "bytes": 12500 if i < 15 else 100000}
+                         for i in range(30)]}
+
+    def test_first_window_at_goal(self):
+        # the 1 s window from 101.5 is all 8 Mbit/s: it ends 1.5 s
+        # after 101; a goal of 4.5 Mbit/s is met from 101.0 on (half
+        # and half): 1.0 s after 101
+        self.assertAlmostEqual(F.reach_time(self.REP, 8e6, 101.0), 1.5)
+        self.assertAlmostEqual(F.reach_time(self.REP, 4.5e6, 101.0), 1.0)
+        self.assertAlmostEqual(
+            F.reach_time(self.REP, 8e6, 101.0, window=0.5), 1.0)
+
+    def test_never_and_ragged_end(self):
+        self.assertIsNone(F.reach_time(self.REP, 9e6, 100.0))
+        # the last 0.5 s alone never covers a 1 s window
+        self.assertIsNone(F.reach_time(self.REP, 8e6, 102.5))
+
+    def test_command(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+            json.dump(self.REP, f)
+            f.flush()
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                rc = measure.main(["flowgen-reach", f.name, "--since",
+                                   "101", "--goal", "8e6"])
+            self.assertEqual((rc, out.getvalue()), (0, "1.50\n"))
+            with contextlib.redirect_stdout(out), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                rc = measure.main(["flowgen-reach", f.name])
+            self.assertEqual(rc, 1)
 
 
 class Ping(unittest.TestCase):

@@ -82,3 +82,25 @@ def rates(reports, skip=0.0):
                              "whole interval after the skipped part")
         rates.append(sum(iv["bytes"] for iv in ivs) * 8 / secs)
     return rates
+
+
+def reach_time(report, goal, since, window=1.0, cover=0.9):
+    """Seconds after the wall-clock time since (an epoch, e.g. when a
+    competitor left) until a flowgen receiver's goodput over a sliding
+    window of window seconds first reaches goal bit/s: the end of the
+    first such window that starts at or after since.  A window counts
+    only if its intervals cover at least cover x window seconds (not at
+    the report's ragged end).  None if it never does."""
+    data = json.loads(report) if isinstance(report, str) else report
+    ivs = [(data["epoch"] + iv["start"] - since, iv["seconds"], iv["bytes"])
+           for iv in data["intervals"]]
+    for k, (start, _, _) in enumerate(ivs):
+        if start < -1e-6:
+            continue
+        w = [x for x in ivs[k:] if x[0] < start + window - 1e-6]
+        secs = sum(x[1] for x in w)
+        if secs < cover * window:
+            continue
+        if sum(x[2] for x in w) * 8 / secs >= goal:
+            return start + window
+    return None

@@ -56,24 +56,9 @@ for spec in $CCS; do
 	wait $flow
 	ran=$?
 	lib_check "$name: both flows ran" [ "$ran,$reno_ran" = 0,0 ]
-	t=$("$PYTHON" - "$TMPD/$name.json" "$leave" "$payload" "$TARGET" <<-'EOF_PY'
-	import json, sys
-	d = json.load(open(sys.argv[1]))
-	leave, cap, target = (float(x) for x in sys.argv[2:5])
-	iv = [(d["epoch"] + i["start"] - leave, i["seconds"], i["bytes"])
-	      for i in d["intervals"]]
-	for k, (s, _, _) in enumerate(iv):
-	    w = [x for x in iv[k:] if x[0] < s + 1.0]
-	    secs = sum(x[1] for x in w)
-	    if s < 0 or secs < 0.95:
-	        continue
-	    if sum(x[2] for x in w) * 8 / secs >= target * cap:
-	        print(f"{s + 1.0:.2f}")
-	        break
-	else:
-	    print("-")
-	EOF_PY
-	)
+	goal=$(awk -v c="$payload" -v t="$TARGET" 'BEGIN { printf "%.0f", c * t }')
+	t=$("$PYTHON" -m lab.measure flowgen-reach "$TMPD/$name.json" \
+		--since "$leave" --goal "$goal" --window 1) || t=-
 	rtts=$(awk -v t="$t" -v r=$BASE_RTT_MS 'BEGIN {
 		if (t == "-") print "-"; else printf "%.0f", t * 1000 / r }')
 	lib_log "$name: at $TARGET of the link $t s ($rtts base RTTs) after the Reno flow left"

@@ -74,7 +74,7 @@ for spec in $CCS; do
 	wait $reader 2>/dev/null
 	"$PYTHON" - "$TMPD/$name" "$cc" <<-'EOF_PY' > "$TMPD/$name.out"
 	import json, re, sys
-	from lab.tools import multfrc_trace
+	from lab.tools import flowgen, multfrc_trace
 	base, cc = sys.argv[1], sys.argv[2]
 	step = float(open(base + ".step").read())
 	d = json.load(open(base + ".json"))
@@ -83,14 +83,7 @@ for spec in $CCS; do
 	end = max(s + n for s, n, b in iv)
 	last = [b * 8 / n for s, n, b in iv if s >= end - 4 and n > 0]
 	settled = sum(last) / len(last) if last else 0
-	good_t = None
-	for k in range(len(iv)):
-	    w = [x for x in iv[k:] if x[0] < iv[k][0] + 0.5]
-	    if iv[k][0] < 0 or sum(x[1] for x in w) < 0.45:
-	        continue
-	    if sum(x[2] for x in w) * 8 / sum(x[1] for x in w) >= 0.9 * settled:
-	        good_t = iv[k][0] + 0.5
-	        break
+	good_t = flowgen.reach_time(d, 0.9 * settled, step, window=0.5)
 	text = open(base + ".trace").read()
 	recs = multfrc_trace.parse(text)
 	m = re.search(r"\s(\d+\.\d+): tracing_mark_write: step", text)
