@@ -1312,15 +1312,26 @@ struct cursor {
 
 /* A read of n bytes: consistent with the script? false on a violation. */
 static bool check_read(struct script *sc, struct cursor *c, const char *buf,
-		       ssize_t n, bool tl, bool last_tl,
+		       ssize_t n, bool tl, bool plain_since,
 		       const struct tl_record *rec, int type, const char *ctx)
 {
 	ssize_t done = 0;
 
-	/* A plain read skips the gaps after its data too. */
-	while (tl && !last_tl && type == TL_DATA && c->item < sc->nitems &&
-	       !c->off && sc->items[c->item].gap)
+	/*
+	 * A plain read skips the gaps after its data too, and so does
+	 * poll() while the last read was plain; a MSG_TL read that came
+	 * back with EAGAIN since then un-skips nothing.  So once any plain
+	 * read was made since the last MSG_TL record, the gaps at the
+	 * cursor (the rest of one read part-way too) may be gone: skip
+	 * those that are not the record this read returned.
+	 */
+	while (tl && plain_since && c->item < sc->nitems &&
+	       sc->items[c->item].gap &&
+	       !(type == TL_GAP && rec->section == sc->items[c->item].section &&
+		 rec->sec_off == sc->items[c->item].sec_off + c->off)) {
 		c->item++;
+		c->off = 0;
+	}
 	if (tl) {
 		struct item *it;
 		bool gap;
@@ -1421,7 +1432,7 @@ static bool peer_one(struct rng *r, int lfd, struct script *sc, char *buf)
 	unsigned char hbuf[4096];
 	struct cursor c = { 0, 0 };
 	size_t sent = 0, hgot = 0;
-	bool fin = false, ok = true, last_tl = true, prev_tl = true;
+	bool fin = false, ok = true, last_tl = true, plain_since = false;
 	int fds[2], hostile, rx;
 	uint64_t until;
 	char ctx[160];
@@ -1525,7 +1536,8 @@ static bool peer_one(struct rng *r, int lfd, struct script *sc, char *buf)
 		msg.msg_controllen = sizeof(cb.b);
 		n = recvmsg(rx, &msg, MSG_DONTWAIT | (tl ? MSG_TL : 0));
 		count_op();
-		prev_tl = last_tl;
+		if (!tl)
+			plain_since = true;
 		if (n < 0 && errno == EAGAIN) {
 			last_tl = tl;
 			continue;
@@ -1572,10 +1584,13 @@ static bool peer_one(struct rng *r, int lfd, struct script *sc, char *buf)
 					memcpy(&rec, CMSG_DATA(cm), sizeof(rec));
 				}
 		}
-		if (!check_read(sc, &c, buf, n, tl, prev_tl, &rec, type, ctx)) {
+		if (!check_read(sc, &c, buf, n, tl, plain_since, &rec, type,
+				ctx)) {
 			ok = false;
 			break;
 		}
+		if (tl)
+			plain_since = false;
 	}
 	if (hostile >= 0)
 		close(hostile);
