@@ -21,7 +21,9 @@
 #   make bench               TCP against TLTCP (and the congestion controls
 #                            against CUBIC) on an unshaped veth pair, in
 #                            the VM: throughput and CPU per GB at each end;
-#                            BENCH_SECONDS=5 BENCH_REPEAT=3 by default
+#                            BENCH_SECONDS=5 BENCH_REPEAT=3 by default;
+#                            BENCH_ONLY=globs: only those rows ('diag*':
+#                            the diagnostic rows, see lab/bench.py)
 #   make bench-ab BASE=rev   two builds of tltcp against each other in the
 #                            same rounds: BASE's (A) and the work tree's (B);
 #                            BENCH_ONLY=globs picks the transports
@@ -234,7 +236,8 @@ bench: modules selftests
 	@$(VM) --kernel $(KREL) --modules $(KBUILD_DIR) --results $(RESULTS) \
 		--timeout 3600 -- "cd $(TOP) && $(PYTHON) -m lab.bench \
 		--seconds $(BENCH_SECONDS) --repeat $(BENCH_REPEAT) \
-		--json $(RESULTS)/bench-$(KREL).json"
+		$(if $(filter command line,$(origin BENCH_ONLY)),\
+		--only '$(BENCH_ONLY)') --json $(RESULTS)/bench-$(KREL).json"
 	@echo "results: $(RESULTS)/bench-$(KREL).json"
 
 # Two builds of the tltcp module in the same guest and the same rounds

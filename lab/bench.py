@@ -21,7 +21,8 @@ and once with B (rmmod, insmod; A first in the first round, B first in
 the second, and so on), beside its TCP case, and each B row gives the
 median and range of the per-round ratios B / A.  --only keeps the
 transports that match its globs (comma-separated; a TLTCP row also runs
-the TCP row it is compared with).
+the TCP row it is compared with); --only 'diag*' runs the diagnostic rows
+(DIAGNOSTIC below), which a plain run leaves out.
 
   python3 -m lab.bench [--seconds S] [--repeat N] [--json FILE]
                        [--ab A.ko B.ko] [--only GLOBS]
@@ -54,6 +55,19 @@ TRANSPORTS = [
     ("tcp write 16 KiB", ["-l", str(16 << 10)], False, None),
     ("tltcp MSG_TL 16 KiB", ["-T", "-L", str(16 << 10)], True,
      "tcp write 16 KiB"),
+]
+# Rows that only --only names ("diag*"; not in a plain make bench): what
+# TLTCP's
+# 16 KiB sections do with the feed TCP holds unsent fixed at 1 MiB
+# (TL_NOTSENT), and with the receiver reading the stream with recv()
+# instead of one section at a time with MSG_TL (the is-TLTCP field of a
+# row is then the server's extra options).
+DIAGNOSTIC = [
+    ("diag 16 KiB, notsent 1 MiB",
+     ["-T", "-L", str(16 << 10), "-N", str(1 << 20)], True,
+     "tcp write 16 KiB"),
+    ("diag 16 KiB, stream reads",
+     ["-T", "-L", str(16 << 10)], ["-S"], "tcp write 16 KiB"),
 ]
 CCS = ["cubic", "reno_tw", "multfrc", "bbr"]
 
@@ -92,6 +106,8 @@ def run_one(family, opts, tltcp, secs, port):
         srv_cmd.append("-6")
     if tltcp:
         srv_cmd.append("-T")
+        if isinstance(tltcp, list):
+            srv_cmd += tltcp
     srv = subprocess.Popen(in_ns(NS[1], srv_cmd), stdout=subprocess.PIPE,
                            text=True)
     time.sleep(0.3)
@@ -157,15 +173,17 @@ def rounds(args, port, cases, family):
 
 
 def selected(only):
-    """The TRANSPORTS that match the comma-separated globs only (all
-    without), with the TCP rows the TLTCP ones are compared with."""
+    """The TRANSPORTS and DIAGNOSTIC rows that match the comma-separated
+    globs only (all TRANSPORTS without), with the TCP rows the TLTCP ones
+    are compared with."""
     if not only:
         return list(TRANSPORTS)
     globs = only.split(",")
-    names = {t[0] for t in TRANSPORTS
+    every = TRANSPORTS + DIAGNOSTIC
+    names = {t[0] for t in every
              if any(fnmatch.fnmatch(t[0], g) for g in globs)}
-    names |= {t[3] for t in TRANSPORTS if t[0] in names and t[3]}
-    return [t for t in TRANSPORTS if t[0] in names]
+    names |= {t[3] for t in every if t[0] in names and t[3]}
+    return [t for t in every if t[0] in names]
 
 
 def load_tltcp(ko):

@@ -63,6 +63,34 @@ class AB(unittest.TestCase):
         self.assertEqual(bench.selected(None), bench.TRANSPORTS)
         self.assertEqual(bench.selected("nothing*"), [])
 
+    def test_diagnostic_rows_only_when_named(self):
+        self.assertFalse([t for t in bench.selected("tltcp*")
+                          if t in bench.DIAGNOSTIC])
+        names = [t[0] for t in bench.selected("diag*")]
+        self.assertEqual(names, ["tcp write 16 KiB"] +
+                         [t[0] for t in bench.DIAGNOSTIC])
+
+    def test_a_row_can_give_the_server_options(self):
+        cmds = []
+
+        class Srv:
+            returncode = 0
+
+            def __init__(self, cmd, **kw):
+                cmds.append(cmd)
+
+            def communicate(self, timeout):
+                return ('{"bytes": 1000, "seconds": 1, "cpu_seconds": 1}',
+                        None)
+
+        out = types.SimpleNamespace(stdout='{"cpu_seconds": 1}')
+        with mock.patch.object(bench.subprocess, "Popen", Srv), \
+                mock.patch.object(bench, "sh", lambda *a, **k: out), \
+                mock.patch.object(bench.time, "sleep", lambda s: None):
+            for name, opts, tltcp, _ in bench.DIAGNOSTIC:
+                bench.run_one(4, opts, tltcp, 1, 1)
+        self.assertEqual([c[-2:] for c in cmds], [["1", "-T"], ["-T", "-S"]])
+
     def test_rounds_run_tcp_then_a_and_b_in_turn(self):
         order, loaded = [], []
 

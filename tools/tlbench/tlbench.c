@@ -3,15 +3,17 @@
  * tlbench: bulk throughput and CPU cost of one TCP or TLTCP connection,
  * for comparing the two on the same path (make bench).
  *
- *   tlbench -s [-6] [-p PORT] [-T]            receive one connection
+ *   tlbench -s [-6] [-p PORT] [-T [-S]]       receive one connection
  *   tlbench -c HOST [-6] [-p PORT] [-T] [-l BYTES | -L SECTION] [-t SECS]
- *           [-C CC] [-Q QUEUE_BYTES]
+ *           [-C CC] [-Q QUEUE_BYTES] [-N NOTSENT_BYTES]
  *
  * -T attaches the "tltcp" ULP on both ends.  The client writes blocking
  * write()s of -l bytes (256 KiB), or with -L sections of that many bytes
  * with sendmsg(MSG_TL) and a deadline of an hour; the server reads with
  * recv() (TCP) or
- * recvmsg(MSG_TL) (TLTCP) into a 256 KiB buffer.  The section queue is
+ * recvmsg(MSG_TL) (TLTCP; with -S recv() too, as a stream) into a 256 KiB
+ * buffer.  -N sets TL_NOTSENT (what TLTCP lets TCP hold unsent; by
+ * default autosized by the module).  The section queue is
  * the module's default (the send buffer, as TCP's write queue), but for
  * sections larger than a fresh send buffer: then, or with -Q, TL_SNDQ_LIMIT
  * is four sections (-Q: that many bytes).  Each end prints one
@@ -49,15 +51,17 @@ struct opts {
 	long long section;	/* 0: write() */
 	long long wlen;		/* bytes per write() */
 	long long sndq;		/* TL_SNDQ_LIMIT, 0: see run_client() */
+	long long notsent;	/* TL_NOTSENT, 0: the module's autosizing */
+	bool stream;		/* server: plain reads with -T */
 	double secs;
 };
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: tlbench -s [-6] [-p PORT] [-T]\n"
+		"usage: tlbench -s [-6] [-p PORT] [-T [-S]]\n"
 		"       tlbench -c HOST [-6] [-p PORT] [-T] [-l BYTES | -L SECTION_BYTES]\n"
-		"               [-t SECS] [-C CC] [-Q QUEUE_BYTES]\n");
+		"               [-t SECS] [-C CC] [-Q QUEUE_BYTES] [-N NOTSENT_BYTES]\n");
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -67,7 +71,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .port = "5301", .family = AF_INET, .secs = 5,
 			    .wlen = BUF_LEN };
-	while ((c = getopt(argc, argv, "sc:6p:Tl:L:t:C:Q:")) != -1) {
+	while ((c = getopt(argc, argv, "sc:6p:Tl:L:t:C:Q:N:S")) != -1) {
 		switch (c) {
 		case 's': server = true; break;
 		case 'c': o->host = optarg; break;
@@ -79,6 +83,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 't': o->secs = cli_number("-t", optarg, 0.1, 3600); break;
 		case 'C': o->cc = optarg; break;
 		case 'Q': o->sndq = cli_number("-Q", optarg, 1, 1LL << 30); break;
+		case 'N': o->notsent = cli_number("-N", optarg, 1, 1LL << 30); break;
+		case 'S': o->stream = true; break;
 		default: cli_usage_error("bad option");
 		}
 	}
@@ -88,6 +94,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		cli_usage_error("-L needs -T");
 	if (o->sndq && !o->section)
 		cli_usage_error("-Q needs -L");
+	if ((o->notsent && (server || !o->tltcp)) ||
+	    (o->stream && (!server || !o->tltcp)))
+		cli_usage_error("-N needs -c and -T, -S needs -s and -T");
 }
 
 static struct addrinfo *resolve(const struct opts *o)
@@ -179,7 +188,7 @@ static void run_server(const struct opts *o, char *buf)
 
 	if (o->tltcp && tl_attach(fd))
 		cli_die("TCP_ULP tltcp: %s", strerror(errno));
-	while ((n = read_some(fd, buf, o->tltcp)) != 0) {
+	while ((n = read_some(fd, buf, o->tltcp && !o->stream)) != 0) {
 		if (n == -2)
 			continue;
 		if (n < 0)
@@ -218,6 +227,12 @@ static void run_client(const struct opts *o, char *buf)
 	 */
 	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len))
 		cli_die("SO_SNDBUF: %s", strerror(errno));
+	if (o->notsent) {
+		uint32_t ns = (uint32_t)o->notsent;
+
+		if (setsockopt(fd, SOL_TLTCP, TL_NOTSENT, &ns, sizeof(ns)))
+			cli_die("TL_NOTSENT: %s", strerror(errno));
+	}
 	if (o->section && (o->sndq || o->section > sndbuf) &&
 	    setsockopt(fd, SOL_TLTCP, TL_SNDQ_LIMIT, &limit, sizeof(limit)))
 		cli_die("TL_SNDQ_LIMIT: %s", strerror(errno));
