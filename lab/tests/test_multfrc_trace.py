@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Reading multfrc:multfrc_update records (lab/tools/multfrc_trace.py)."""
 
+import contextlib
+import io
+import os
+import tempfile
 import unittest
 
 from lab.tools import multfrc_trace as M
@@ -35,6 +39,61 @@ class Parse(unittest.TestCase):
         self.assertAlmostEqual(later["x_calc"], 200000)
         self.assertIsNone(M.summary([]))
         self.assertIsNone(M.summary(M.parse(TRACE), after=10))
+
+
+def rec(t, p, x_calc, rate, slow_start=0):
+    return ("  flowgen-812 [001] ..s1. %.6f: multfrc_update: sport=40000 "
+            "dport=5301 n_milli=1000 p_ppb=%d j_milli=1000 rtt_us=100000 "
+            "rto_us=400000 x_calc=%d x_recv=%d rate=%d slow_start=%d\n"
+            % (t, p, x_calc, x_calc, rate, slow_start))
+
+
+# Slow start, a loss event at 101, the open interval lowering p, a
+# second loss event at 103 (p rises), the competitor leaves at 104.5, p
+# falls, the probe lifts the rate above the equation's at 107.
+CLIMB = (rec(100.0, 0, 0, 50000, 1) + rec(101.0, 500000, 80000, 80000) +
+         rec(102.0, 450000, 85000, 85000) +
+         rec(103.0, 600000, 70000, 70000) +
+         rec(104.0, 600000, 75000, 75000) +
+         "  flowgen-1 [000] ..... 104.500000: tracing_mark_write: leave\n" +
+         rec(106.0, 550000, 90000, 90000) +
+         rec(107.0, 500000, 95000, 99000) +
+         rec(108.0, 450000, 99000, 120000))
+
+
+class Climb(unittest.TestCase):
+    def test_last_loss_and_probe_around_the_mark(self):
+        c = M.climb(CLIMB, "leave")
+        self.assertAlmostEqual(c["loss_before"], 1.5)
+        self.assertAlmostEqual(c["p"], 0.0006)
+        self.assertAlmostEqual(c["probe_after"], 2.5)
+
+    def test_probe_already_on_or_never(self):
+        on = CLIMB.replace("x_calc=75000 x_recv=75000 rate=75000",
+                           "x_calc=75000 x_recv=75000 rate=76000")
+        self.assertAlmostEqual(M.climb(on, "leave")["probe_after"], -0.5)
+        never = CLIMB.replace("rate=99000", "rate=95000").replace(
+            "rate=120000", "rate=99000")
+        self.assertIsNone(M.climb(never, "leave")["probe_after"])
+
+    def test_no_mark_or_no_loss(self):
+        self.assertIsNone(M.climb(CLIMB, "other"))
+        self.assertIsNone(M.climb(rec(100.0, 0, 0, 50000, 1) +
+                                  "  x-1 [000] ..... 100.5: "
+                                  "tracing_mark_write: leave\n", "leave"))
+
+    def test_cli_prints_it(self):
+        with tempfile.NamedTemporaryFile("w", delete=False) as f:
+            f.write(CLIMB)
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(M.main(["climb", f.name, "leave"]), 0)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(out.getvalue().strip(),
+                         "last loss event 1.50 s before it (p 0.060 %), "
+                         "probing from 2.50 s after it")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,11 @@
 # MulTFRC(1) 41 to 95 RTTs with multfrc_probe_rate() (median 76 of 9
 # runs: the goal is met in few), 47 to 112 without it (median 101 of 5),
 # one Reno flow in its place 32 and 65.
+# Why one run takes twice as long as another is in MulTFRC's tracepoint,
+# which the script records and sums up for each MulTFRC flow: the rate
+# waits for the open loss interval to reach twice the mean of the closed
+# ones (RFC 5348 5.5) before multfrc_probe_rate() lifts it, so the time
+# depends on how long before the Reno flow's end the last loss event came.
 # PROBE_CC ("multfrc:1") lists the flows measured in that place;
 # PROBE_CC="multfrc:1 reno" adds a Reno flow's time as the reference,
 # printed, not checked.
@@ -27,7 +32,8 @@ lib_init
 [ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
 lib_require_module tcp_multfrc
 PARAM_N=/sys/module/tcp_multfrc/parameters/n
-trap 'echo 1 > $PARAM_N; lib_cleanup' EXIT
+TRACE="$PYTHON -m lab.tools.multfrc_trace"
+trap 'echo 1 > $PARAM_N; $TRACE stop 2>/dev/null; lib_cleanup' EXIT
 
 RATE=${PROBE_RATE:-12000000}
 SECS=${PROBE_SECS:-40}
@@ -48,14 +54,25 @@ for spec in $CCS; do
 	[ "$cc" = "$spec" ] && n=1
 	name=$cc-$n
 	[ "$cc" = multfrc ] && echo "$n" > $PARAM_N
+	$TRACE start
+	cat /sys/kernel/tracing/trace_pipe > "$TMPD/$name.trace" &
+	reader=$!
 	lib_flowgen_flow s1 d1 "$TMPD/$name.json" -t "$SECS" -C "$cc" &
 	flow=$!
 	FLOWGEN_SERVER_ARGS= lib_flowgen_flow s2 d2 "$TMPD/$name-reno.json" \
 		-t "$LEAVE" -C reno
 	reno_ran=$?
 	leave=$EPOCHREALTIME
+	echo leave > /sys/kernel/tracing/trace_marker
 	wait $flow
 	ran=$?
+	$TRACE stop
+	sleep 0.3
+	kill $reader 2>/dev/null
+	wait $reader 2>/dev/null
+	[ "$cc" = multfrc ] &&
+		lib_log "$name: at the Reno flow's end: $($TRACE climb \
+			"$TMPD/$name.trace" leave 2>&1)"
 	lib_check "$name: both flows ran" [ "$ran,$reno_ran" = 0,0 ]
 	goal=$(awk -v c="$payload" -v t="$TARGET" 'BEGIN { printf "%.0f", c * t }')
 	t=$("$PYTHON" -m lab.measure flowgen-reach "$TMPD/$name.json" \
