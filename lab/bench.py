@@ -57,11 +57,10 @@ TRANSPORTS = [
      "tcp write 16 KiB"),
 ]
 # Rows that only --only names ("diag*"; not in a plain make bench): what
-# TLTCP's
-# 16 KiB sections do with the feed TCP holds unsent fixed at 1 MiB
-# (TL_NOTSENT), and with the receiver reading the stream with recv()
-# instead of one section at a time with MSG_TL (the is-TLTCP field of a
-# row is then the server's extra options).
+# TLTCP's 16 KiB sections do with the feed TCP holds unsent fixed at
+# 1 MiB (TL_NOTSENT), and with the receiver reading the stream with
+# recv() instead of one section at a time with MSG_TL (the is-TLTCP field
+# of a row is then the server's extra options).
 DIAGNOSTIC = [
     ("diag 16 KiB, notsent 1 MiB",
      ["-T", "-L", str(16 << 10), "-N", str(1 << 20)], True,

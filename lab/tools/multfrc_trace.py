@@ -78,9 +78,9 @@ def climb(text, mark):
         if m.group(2) == mark:
             at = float(m.group(1))
             break
-    recs = parse(text)
     if at is None:
         return None
+    recs = parse(text)
     loss, prev = None, None
     for t, f in recs:
         if t > at:
