@@ -989,9 +989,25 @@ void tltcp_shutdown(struct sock *sk, int how)
 	ctx->sk_proto->shutdown(sk, how);
 }
 
+/* The peer's HELLO has not been read while the peer has yet to
+ * acknowledge some of our data.  Once TCP's close() has begun, data that
+ * arrives makes it reset the connection (the application cannot read it
+ * any more), and the peer would lose what it had not received: so over a
+ * slow path, where the HELLO can wait behind our own data, a lingering
+ * close() reads it first.
+ */
+static bool tltcp_peer_hello_due(const struct sock *sk,
+				 const struct tltcp_ctx *ctx)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	return !ctx->rx.hello && !ctx->rx.err &&
+	       READ_ONCE(tp->snd_una) != READ_ONCE(tp->write_seq);
+}
+
 /* SO_LINGER with a time: push as usual (deadlines apply) until the queue
- * is empty, the connection is gone or the time is up.  Returns the time
- * left.
+ * is empty and the peer's HELLO read (tltcp_peer_hello_due()), the
+ * connection is gone or the time is up.  Returns the time left.
  */
 static long tltcp_linger(struct sock *sk, struct tltcp_ctx *ctx,
 			 long timeout)
@@ -1005,8 +1021,20 @@ static long tltcp_linger(struct sock *sk, struct tltcp_ctx *ctx,
 
 		ctx->timer_at = 0;	/* check every deadline */
 		tltcp_push(sk, ctx);
-		if (!tltcp_tx_pending(ctx) || tltcp_tx_dead(sk))
+		if (tltcp_tx_dead(sk))
 			break;
+		if (!tltcp_tx_pending(ctx)) {
+			if (!tltcp_peer_hello_due(sk, ctx))
+				break;
+			if (tcp_inq(sk)) {
+				/* TCP's recvmsg takes the socket lock */
+				release_sock(sk);
+				tltcp_rx_close(sk, ctx);
+				lock_sock(sk);
+				timeout = (long)(end - jiffies);
+				continue;
+			}
+		}
 		sk_wait_event(sk, &slice, tltcp_tx_dead(sk), &wait);
 		timeout = (long)(end - jiffies);
 	}
