@@ -3415,11 +3415,14 @@ static ssize_t close_lingering(struct __test_metadata *_metadata,
 }
 
 /*
- * h. close() with SO_LINGER {1, 10}: 150 kB of queued sections take about
+ * close() with SO_LINGER {1, 10}: 150 kB of queued sections take about
  * 0.6 s at 2 Mbit/s, well within the linger time: close() returns 0 in
- * time and the receiver gets every section whole, then EOF.
+ * time and the receiver gets every section whole, then EOF.  With
+ * @attach_ms, the receiving end attaches that long into the close().
  */
-TL_TEST(close_linger_flushes)
+static void linger_flushes(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(tltcp) *self,
+			   const FIXTURE_VARIANT(tltcp) *variant, int attach_ms)
 {
 	const int nsec = 10;
 	const size_t len = 15000;
@@ -3428,9 +3431,8 @@ TL_TEST(close_linger_flushes)
 	struct rx rx;
 	ssize_t ret;
 
-	SETUP_SKIPPED();
 	ret = close_lingering(_metadata, self, variant, 10, nsec, len, lens,
-			      0, &j, &rx);
+			      attach_ms, &j, &rx);
 	ASSERT_EQ(0, ret) TH_LOG("recvmsg after %llu bytes: %s",
 				 (unsigned long long)rx.stream_off, strerror(-ret));
 	EXPECT_EQ((__u64)nsec, rx.section);
@@ -3439,6 +3441,13 @@ TL_TEST(close_linger_flushes)
 	EXPECT_EQ(0, j->close_rc) TH_LOG("close: %s", strerror(j->close_err));
 	EXPECT_GT(SEC(10) + MSEC(500), j->close_ns);
 	rx_free(&rx);
+}
+
+/* h. The peer attached from the start. */
+TL_TEST(close_linger_flushes)
+{
+	SETUP_SKIPPED();
+	linger_flushes(_metadata, self, variant, 0);
 }
 
 /*
@@ -3451,22 +3460,8 @@ TL_TEST(close_linger_flushes)
  */
 TL_TEST(close_linger_peer_hello_late)
 {
-	const int nsec = 10;
-	const size_t len = 15000;
-	__u64 lens[10];
-	struct job *j;
-	struct rx rx;
-	ssize_t ret;
-
 	SETUP_SKIPPED();
-	ret = close_lingering(_metadata, self, variant, 10, nsec, len, lens,
-			      200, &j, &rx);
-	ASSERT_EQ(0, ret) TH_LOG("recvmsg after %llu bytes: %s",
-				 (unsigned long long)rx.stream_off, strerror(-ret));
-	EXPECT_EQ(nsec * len, rx.data);
-	EXPECT_EQ(0, rx.gap);
-	EXPECT_EQ(0, j->close_rc) TH_LOG("close: %s", strerror(j->close_err));
-	rx_free(&rx);
+	linger_flushes(_metadata, self, variant, 200);
 }
 
 /*
