@@ -16,13 +16,17 @@ lib_init
 [ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
 lib_require_module sctp
 
+# Alone in a 6.1 guest a greedy flow moves 9.6 Mbit/s over IPv4 and 9.0
+# over IPv6 (4 runs each, 2026-11-28); in CI, beside a second guest on the
+# other core, IPv6 once moved 7.9.  70 % still tells a greedy flow from an
+# application-limited one.
 lib_topo_up dumbbell --rate 10mbit --delay 25ms --queue bdp
 for fam in 4 6; do
 	lib_flowgen_flow s1 d1 "$TMPD/sctp$fam.json" -P sctp -$fam -t 8
 	rate=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/sctp$fam.json" --skip 2)
 	lib_log "SCTP over IPv$fam: $rate bit/s after 2 s"
-	lib_check "greedy SCTP over IPv$fam takes at least 80 % of 10 Mbit/s" \
-		lib_at_least "${rate:-0}" 8000000
+	lib_check "greedy SCTP over IPv$fam takes at least 70 % of 10 Mbit/s" \
+		lib_at_least "${rate:-0}" 7000000
 done
 lib_topo_down
 
