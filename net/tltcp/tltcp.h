@@ -178,6 +178,7 @@ struct tltcp_ctx {
 	u8			probe_first;	/* oldest of probe_n probes */
 	u8			probe_n;
 	struct tltcp_arrival_probe probes[TLTCP_ARRIVAL_PROBES];
+	bool			hello_sent;	/* our direction is open */
 	bool			fin_pending;	/* shutdown(SHUT_WR) waits */
 	bool			pushing;	/* in __tltcp_push() */
 	bool			push_again;	/* TCP freed space meanwhile */

@@ -48,8 +48,8 @@
  * which the paper's receiver would skip.
  *
  * Both ends attach the ULP to a connected socket; each direction opens
- * with a HELLO record, so a peer without the module is detected (EPROTO)
- * instead of being misread.  The user API is include/uapi/linux/tltcp.h;
+ * with a HELLO record, sent with the first record, so a peer without the
+ * module is detected (EPROTO) instead of being misread.  The user API is include/uapi/linux/tltcp.h;
  * Documentation/tltcp.rst describes it with examples.
  */
 
@@ -407,8 +407,6 @@ static int tltcp_init(struct sock *sk)
 
 	TLTCP_INC_STATS(ctx, TLTCP_MIB_CURR_SOCKETS);
 	TLTCP_INC_STATS(ctx, TLTCP_MIB_SOCKETS);
-	/* Send the HELLO. */
-	tltcp_push(sk, ctx);
 	return 0;
 }
 

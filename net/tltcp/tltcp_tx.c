@@ -311,6 +311,24 @@ static void tltcp_set_record(struct tltcp_ctx *ctx, u8 type,
 	r->done = 0;
 }
 
+/* The HELLO opens our direction of the stream, just before its first
+ * record: an end that only receives sends nothing at all.  Sent at
+ * attach, it could reach a peer that has already closed (a sender that
+ * closes right after writing, to a receiver that attaches late), and TCP
+ * resets a closed connection that receives data, losing what the peer
+ * had not received yet.
+ */
+static void tltcp_set_hello(struct tltcp_ctx *ctx)
+{
+	struct tltcp_section hello = {
+		.id = TLTCP_MAGIC, .sent = TLTCP_VERSION, .numbered = true,
+	};
+
+	tltcp_set_record(ctx, TLTCP_REC_HELLO, &hello, 0, 0);
+	ctx->txr.hdr.sec_len = 0;
+	ctx->hello_sent = true;
+}
+
 /* Around a call into TCP's send path, two things of ours are put aside.
  * TCP takes data only while sk_wmem_queued is below sk_sndbuf: our queue,
  * counted there too, is what TCP is being given, so it is hidden.  sk_err
@@ -432,6 +450,10 @@ static bool tltcp_feed(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 					       struct tltcp_section, list);
 		if (!sec)
 			return false;
+		if (!ctx->hello_sent) {
+			tltcp_set_hello(ctx);
+			continue;
+		}
 		if (sec->expired) {
 			tltcp_set_record(ctx, TLTCP_REC_ABANDON, sec,
 					 sec->len - sec->sent, 0);
@@ -637,18 +659,11 @@ void tltcp_write_space(struct sock *sk)
 
 void tltcp_tx_init(struct sock *sk, struct tltcp_ctx *ctx)
 {
-	struct tltcp_section hello = {
-		.id = TLTCP_MAGIC, .sent = TLTCP_VERSION, .numbered = true,
-	};
-
 	INIT_LIST_HEAD(&ctx->sendq);
 	INIT_WORK(&ctx->tx_work, tltcp_tx_work);
 	kc_hrtimer_setup(&ctx->timer, tltcp_timer_fn, CLOCK_MONOTONIC,
 			 HRTIMER_MODE_ABS_SOFT);
 	ctx->timer_at = TLTCP_NO_DEADLINE;
-	/* The HELLO opens our direction of the stream. */
-	tltcp_set_record(ctx, TLTCP_REC_HELLO, &hello, 0, 0);
-	ctx->txr.hdr.sec_len = 0;
 }
 
 /* Why this socket cannot queue sections now, or 0.  A socket error is

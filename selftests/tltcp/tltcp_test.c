@@ -1997,26 +1997,29 @@ static const char *hex20(const __u8 *p)
 
 /*
  * The bytes a tltcp sender puts on the wire, read raw by a plain TCP
- * receiver: the HELLO (type 1, len 0, section "TLTC", sec_off 1, sec_len
- * 0), a DATA record and its payload, and the ABANDON record of a section
- * abandoned whole.
+ * receiver: nothing until its first record, then the HELLO (type 1, len
+ * 0, section "TLTC", sec_off 1, sec_len 0), a DATA record and its
+ * payload, and the ABANDON record of a section abandoned whole.
  */
 TL_TEST(doc_wire_format_sent)
 {
 	const struct pair_opts o = { .plain_rcv = true };
 	__u8 want[WIRE_HDR_LEN], got[WIRE_HDR_LEN + 100];
 	__u8 *a = section_buf(1, 50);
+	struct pollfd pfd = { .events = POLLIN };
 	struct iovec iov = { a, 50 };
 	__u64 dl;
 
 	SETUP_SKIPPED();
 	ASSERT_NE(NULL, a);
 	reopen(_metadata, self, variant, &o);
+	pfd.fd = self->rcv;
+	EXPECT_EQ(0, poll(&pfd, 1, 200)) TH_LOG("bytes before the first record");
+
+	ASSERT_EQ(100, tl_send1(self->snd, 0, 100, SEC(5), 0));
 	ASSERT_EQ(WIRE_HDR_LEN, recv(self->rcv, got, WIRE_HDR_LEN, MSG_WAITALL));
 	wire_hdr(want, WIRE_HELLO, 0, WIRE_MAGIC, 1, 0);
 	EXPECT_EQ(0, memcmp(want, got, WIRE_HDR_LEN)) TH_LOG("HELLO: %s", hex20(got));
-
-	ASSERT_EQ(100, tl_send1(self->snd, 0, 100, SEC(5), 0));
 	ASSERT_EQ(WIRE_HDR_LEN + 100, recv(self->rcv, got, sizeof(got), MSG_WAITALL));
 	wire_hdr(want, WIRE_DATA, 100, 0, 0, 100);
 	EXPECT_EQ(0, memcmp(want, got, WIRE_HDR_LEN)) TH_LOG("DATA: %s", hex20(got));
@@ -3361,17 +3364,21 @@ TL_TEST(close_with_pending)
 
 /*
  * Over a 2 Mbit/s link, queue @nsec sections of @len bytes (lengths in
- * @lens), set SO_LINGER to @linger seconds and close() the sender in a
- * child that holds the last reference (its result in *@jp), then read to
- * EOF into @rx.  With @attach_ms the receiving end is attached that many
- * milliseconds after the close() began, so that its HELLO reaches the
- * closing sender late.  Returns what ended the reading (0: EOF).
+ * @lens), set SO_LINGER to @linger seconds (none if negative) and close()
+ * the sender in a child that holds the last reference (its result in
+ * *@jp), then read to EOF into @rx.  With @attach_ms the receiving end is
+ * attached that many milliseconds after the close() began; with
+ * @hand_hello it first writes a HELLO by hand, as an end that sends its
+ * HELLO at attach does (earlier versions of this module), which then
+ * reaches the closing sender late.  Returns what ended the reading (0:
+ * EOF).
  */
 static ssize_t close_lingering(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(tltcp) *self,
 			       const FIXTURE_VARIANT(tltcp) *variant,
 			       int linger, int nsec, size_t len, __u64 *lens,
-			       int attach_ms, struct job **jp, struct rx *rx)
+			       int attach_ms, bool hand_hello, struct job **jp,
+			       struct rx *rx)
 {
 	const struct pair_opts late = { .plain_rcv = true };
 	const struct linger lg = { .l_onoff = 1, .l_linger = linger };
@@ -3383,7 +3390,9 @@ static ssize_t close_lingering(struct __test_metadata *_metadata,
 	shape_lo(_metadata, 2000000);
 	reopen(_metadata, self, variant, attach_ms ? &late : &default_opts);
 	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
-	ASSERT_EQ(0, setsockopt(self->snd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)));
+	if (linger >= 0)
+		ASSERT_EQ(0, setsockopt(self->snd, SOL_SOCKET, SO_LINGER, &lg,
+					sizeof(lg)));
 	for (k = 0; k < nsec; k++) {
 		lens[k] = len;
 		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, SEC(30),
@@ -3401,6 +3410,8 @@ static ssize_t close_lingering(struct __test_metadata *_metadata,
 	ASSERT_EQ(1, write(sync[1], "c", 1));
 	if (attach_ms) {
 		sleep_ms(attach_ms);
+		if (hand_hello)
+			wire_hello(_metadata, self->rcv);
 		ASSERT_EQ(0, tl_attach(self->rcv));
 	}
 
@@ -3415,14 +3426,15 @@ static ssize_t close_lingering(struct __test_metadata *_metadata,
 }
 
 /*
- * close() with SO_LINGER {1, 10}: 150 kB of queued sections take about
- * 0.6 s at 2 Mbit/s, well within the linger time: close() returns 0 in
- * time and the receiver gets every section whole, then EOF.  With
- * @attach_ms, the receiving end attaches that long into the close().
+ * close() with SO_LINGER {1, 10} (@linger; none if negative): 150 kB of
+ * queued sections take about 0.6 s at 2 Mbit/s, well within the linger
+ * time: close() returns 0 in time and the receiver gets every section
+ * whole, then EOF.  @attach_ms and @hand_hello: see close_lingering().
  */
-static void linger_flushes(struct __test_metadata *_metadata,
-			   FIXTURE_DATA(tltcp) *self,
-			   const FIXTURE_VARIANT(tltcp) *variant, int attach_ms)
+static void close_flushes(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(tltcp) *self,
+			  const FIXTURE_VARIANT(tltcp) *variant, int linger,
+			  int attach_ms, bool hand_hello)
 {
 	const int nsec = 10;
 	const size_t len = 15000;
@@ -3431,15 +3443,15 @@ static void linger_flushes(struct __test_metadata *_metadata,
 	struct rx rx;
 	ssize_t ret;
 
-	ret = close_lingering(_metadata, self, variant, 10, nsec, len, lens,
-			      attach_ms, &j, &rx);
+	ret = close_lingering(_metadata, self, variant, linger, nsec, len, lens,
+			      attach_ms, hand_hello, &j, &rx);
 	ASSERT_EQ(0, ret) TH_LOG("recvmsg after %llu bytes: %s",
 				 (unsigned long long)rx.stream_off, strerror(-ret));
 	EXPECT_EQ((__u64)nsec, rx.section);
 	EXPECT_EQ(nsec * len, rx.data);
 	EXPECT_EQ(0, rx.gap);
 	EXPECT_EQ(0, j->close_rc) TH_LOG("close: %s", strerror(j->close_err));
-	EXPECT_GT(SEC(10) + MSEC(500), j->close_ns);
+	EXPECT_GT(SEC(linger > 0 ? linger : 0) + MSEC(500), j->close_ns);
 	rx_free(&rx);
 }
 
@@ -3447,21 +3459,36 @@ static void linger_flushes(struct __test_metadata *_metadata,
 TL_TEST(close_linger_flushes)
 {
 	SETUP_SKIPPED();
-	linger_flushes(_metadata, self, variant, 0);
+	close_flushes(_metadata, self, variant, 10, 0, false);
 }
 
 /*
  * h2. The same, with the peer's HELLO arriving while close() lingers (the
- * receiving end attaches 200 ms into it; over a slow link the HELLO can
- * also wait behind the sender's data).  Data the sender never read makes
- * TCP reset a closing connection; the HELLO is the module's, not the
- * application's, so it must not: every section, then EOF.  CI saw the
- * race once on 6.12 (ECONNRESET after 147,460 of 150,000 bytes).
+ * receiving end writes one by hand 200 ms into it, as a peer that sends
+ * its HELLO at attach does; over a slow link such a HELLO can also wait
+ * behind the sender's data).  Data the sender never read makes TCP reset
+ * a closing connection; the HELLO is the module's, not the application's,
+ * so it must not: every section, then EOF.  CI saw the race once on 6.12
+ * (ECONNRESET after 147,460 of 150,000 bytes), when this module sent its
+ * HELLO at attach.
  */
 TL_TEST(close_linger_peer_hello_late)
 {
 	SETUP_SKIPPED();
-	linger_flushes(_metadata, self, variant, 200);
+	close_flushes(_metadata, self, variant, 10, 200, true);
+}
+
+/*
+ * h3. No SO_LINGER: close() returns at once and the receiving end
+ * attaches 200 ms later, with most of the data still on its way.  An end
+ * that only receives sends no HELLO, so nothing reaches the closed
+ * sender and TCP does not reset it: every section, then EOF.  (With the
+ * HELLO sent at attach the reader got ECONNRESET.)
+ */
+TL_TEST(close_peer_attaches_late)
+{
+	SETUP_SKIPPED();
+	close_flushes(_metadata, self, variant, -1, 200, false);
 }
 
 /*
@@ -3631,7 +3658,7 @@ TL_TEST(close_lingers_once)
 	SETUP_SKIPPED();
 	/* 600 kB at 2 Mbit/s: about 2.4 s, past the linger time. */
 	ret = close_lingering(_metadata, self, variant, 1, nsec, len, lens,
-			      0, &j, &rx);
+			      0, false, &j, &rx);
 	EXPECT_EQ(0, j->close_rc) TH_LOG("close: %s", strerror(j->close_err));
 	TH_LOG("close() with SO_LINGER 1 s took %llu ms",
 	       (unsigned long long)(j->close_ns / NSEC_PER_MSEC));
