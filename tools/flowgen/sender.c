@@ -176,8 +176,9 @@ static void send_sections(const struct opts *o, struct results *r, int fd,
  * (each sent or abandoned by its deadline), and the receiver closes once
  * it has read everything.  Wait for that, at most DEADLINE (30 s at most)
  * + 5 s, so that the counters are final: every abandoned byte has
- * reached the receiver as a gap.  Reading also takes the receiver's HELLO
- * record off the socket, without which close() would reset the
+ * reached the receiver as a gap.  Reading also takes off the socket a
+ * HELLO the receiver may have sent (a receiver with an earlier version of
+ * the module sends it at attach), without which close() would reset the
  * connection.
  */
 static void tltcp_finish(const struct opts *o, struct results *r, int fd)
