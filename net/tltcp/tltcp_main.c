@@ -48,9 +48,10 @@
  * which the paper's receiver would skip.
  *
  * Both ends attach the ULP to a connected socket; each direction opens
- * with a HELLO record, sent with the first record, so a peer without the
- * module is detected (EPROTO) instead of being misread.  The user API is include/uapi/linux/tltcp.h;
- * Documentation/tltcp.rst describes it with examples.
+ * with a HELLO record, sent just before the first section's record, so a
+ * peer without the module is detected (EPROTO) instead of being misread.
+ * The user API is include/uapi/linux/tltcp.h; Documentation/tltcp.rst
+ * describes it with examples.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
