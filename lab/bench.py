@@ -122,6 +122,9 @@ def run_one(family, opts, tltcp, secs, port):
         "gbit_s": rcv["bytes"] * 8 / rcv["seconds"] / 1e9,
         "snd_cpu_s_per_gb": snd["cpu_seconds"] / gb if gb else None,
         "rcv_cpu_s_per_gb": rcv["cpu_seconds"] / gb if gb else None,
+        # Times each end blocked, per MB: in the JSON only.
+        "snd_sleeps_per_mb": snd.get("sleeps", 0) / gb / 1e3 if gb else None,
+        "rcv_sleeps_per_mb": rcv.get("sleeps", 0) / gb / 1e3 if gb else None,
         "bytes": rcv["bytes"],
     }
 

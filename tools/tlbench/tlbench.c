@@ -17,8 +17,10 @@
  * the module's default (the send buffer, as TCP's write queue), but for
  * sections larger than a fresh send buffer: then, or with -Q, TL_SNDQ_LIMIT
  * is four sections (-Q: that many bytes).  Each end prints one
- * line of JSON: the bytes, the seconds and its own CPU time (user and
- * system, from getrusage()), from the connection's start to its end.
+ * line of JSON: the bytes, the seconds, its own CPU time (user and
+ * system, from getrusage()) and the times it slept (blocked in a read or a
+ * write: voluntary context switches), from the connection's start to its
+ * end.
  *
  * Exit status: 0 on success, 1 on a run-time failure, 2 on bad arguments.
  */
@@ -148,13 +150,27 @@ static int connect_one(const struct opts *o)
 	return fd;
 }
 
-static double cpu_secs(void)
+/* CPU seconds so far; *@sleeps: the times the process slept (voluntary
+ * context switches: blocked in a read or a write).
+ */
+static double cpu_secs(long *sleeps)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
+	*sleeps = ru.ru_nvcsw;
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+static void report(const char *end, long long bytes, uint64_t t0,
+		   double cpu0, long sleeps0)
+{
+	long sleeps;
+	double cpu = cpu_secs(&sleeps) - cpu0;
+
+	printf("{\"end\": \"%s\", \"bytes\": %lld, \"seconds\": %.6f, \"cpu_seconds\": %.6f, \"sleeps\": %ld}\n",
+	       end, bytes, (now_ns() - t0) / 1e9, cpu, sleeps - sleeps0);
 }
 
 /* One read: bytes of data (gaps count nothing), 0 at the end. */
@@ -181,9 +197,10 @@ static ssize_t read_some(int fd, char *buf, bool tltcp)
 static void run_server(const struct opts *o, char *buf)
 {
 	int fd = accept_one(o);
-	double cpu0 = cpu_secs();
 	uint64_t t0 = now_ns();
 	long long bytes = 0;
+	long sleeps0;
+	double cpu0 = cpu_secs(&sleeps0);
 	ssize_t n;
 
 	if (o->tltcp && tl_attach(fd))
@@ -195,8 +212,7 @@ static void run_server(const struct opts *o, char *buf)
 			cli_die("read: %s", strerror(errno));
 		bytes += n;
 	}
-	printf("{\"end\": \"receiver\", \"bytes\": %lld, \"seconds\": %.6f, \"cpu_seconds\": %.6f}\n",
-	       bytes, (now_ns() - t0) / 1e9, cpu_secs() - cpu0);
+	report("receiver", bytes, t0, cpu0, sleeps0);
 	close(fd);
 }
 
@@ -214,9 +230,10 @@ static void run_client(const struct opts *o, char *buf)
 	uint32_t limit = o->sndq ? (uint32_t)o->sndq : 4 * (uint32_t)o->section;
 	int fd = connect_one(o), sndbuf = 0;
 	socklen_t len = sizeof(sndbuf);
-	double cpu0 = cpu_secs();
 	uint64_t t0 = now_ns(), end;
 	long long bytes = 0;
+	long sleeps0;
+	double cpu0 = cpu_secs(&sleeps0);
 	ssize_t n;
 
 	if (o->tltcp && tl_attach(fd))
@@ -247,8 +264,7 @@ static void run_client(const struct opts *o, char *buf)
 	shutdown(fd, SHUT_WR);
 	while (recv(fd, buf, BUF_LEN, 0) > 0)
 		;
-	printf("{\"end\": \"sender\", \"bytes\": %lld, \"seconds\": %.6f, \"cpu_seconds\": %.6f}\n",
-	       bytes, (now_ns() - t0) / 1e9, cpu_secs() - cpu0);
+	report("sender", bytes, t0, cpu0, sleeps0);
 	close(fd);
 }
 
