@@ -501,6 +501,20 @@ static u64 tltcp_push_clock(const struct sock *sk, int mode)
 	return tltcp_now();
 }
 
+/* A deadline may have passed, or pass within the push: the next one is
+ * less than two ticks after the coarse clock, the time of the last tick
+ * (which lags the clock by at most about a tick: an interrupt that ends a
+ * tickless idle updates it first).  Further off, a push needs no clock
+ * at all, and its timer abandons the section in time.  On a guest whose
+ * clocksource is the HPET a clock read traps to the hypervisor; see the
+ * profile in Documentation/tltcp.rst.
+ */
+static bool tltcp_deadline_near(const struct tltcp_ctx *ctx)
+{
+	return ctx->timer_at != TLTCP_NO_DEADLINE &&
+	       ktime_get_coarse_ns() + 2 * TICK_NSEC >= ctx->timer_at;
+}
+
 /* TCP holds nothing that an ACK would free (and so call write_space). */
 static bool tltcp_tcp_idle(const struct sock *sk)
 {
@@ -525,8 +539,8 @@ static bool __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 		ctx->fin_pending = false;
 		goto wake;
 	}
-	/* Without a deadline or the arrival check, no clock read at all. */
-	if (ctx->arrival || ctx->timer_at != TLTCP_NO_DEADLINE)
+	/* Without a deadline near or the arrival check, no clock read. */
+	if (ctx->arrival || tltcp_deadline_near(ctx))
 		tltcp_expire(sk, ctx, tltcp_push_clock(sk, mode));
 	/* TCP may free space while it refuses us (it can run its backlog
 	 * meanwhile): then try once more.
@@ -931,11 +945,11 @@ static int tltcp_send_sections(struct sock *sk, struct tltcp_ctx *ctx,
  * deadline (none unless TL_DEFAULT_DEADLINE is set).
  */
 static int tltcp_send_stream(struct sock *sk, struct tltcp_ctx *ctx,
-			     struct msghdr *msg, size_t size, u64 now,
-			     long *timeo, size_t *copied)
+			     struct msghdr *msg, size_t size, long *timeo,
+			     size_t *copied)
 {
 	u64 deadline = ctx->default_deadline ?
-		       now + ctx->default_deadline : TLTCP_NO_DEADLINE;
+		       tltcp_now() + ctx->default_deadline : TLTCP_NO_DEADLINE;
 	int err;
 
 	while (*copied < size) {
@@ -955,9 +969,9 @@ int tltcp_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 	struct tltcp_ctx *ctx = tltcp_get_ctx(sk);
 	int flags = msg->msg_flags;
 	struct tltcp_deadlines dl = {};
-	u64 now = tltcp_now();
 	size_t copied = 0;
 	long timeo;
+	u64 now;
 	int err;
 
 	if (flags & (MSG_OOB | MSG_ZEROCOPY | MSG_FASTOPEN))
@@ -967,6 +981,8 @@ int tltcp_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 		return err;
 	if (dl.val && !(flags & MSG_TL))
 		return -EINVAL;
+	/* Deadlines are taken from the time of the call. */
+	now = dl.val ? tltcp_now() : 0;
 
 	lock_sock(sk);
 	timeo = sock_sndtimeo(sk, flags & MSG_DONTWAIT);
@@ -974,8 +990,7 @@ int tltcp_sendmsg(struct sock *sk, struct msghdr *msg, size_t size)
 		err = tltcp_send_sections(sk, ctx, msg, &dl, now, &timeo,
 					  &copied);
 	else
-		err = tltcp_send_stream(sk, ctx, msg, size, now, &timeo,
-					&copied);
+		err = tltcp_send_stream(sk, ctx, msg, size, &timeo, &copied);
 	if (copied)
 		err = copied;
 	else if (err == -EPIPE || err == -EAGAIN)
