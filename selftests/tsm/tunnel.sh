@@ -219,10 +219,13 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 	wait $sink
 	stop_pair ol
 	c=$TMPD/ol.cli.final
-	{ read -r rate; read -r got; read -r p95; read -r last; } < <(jf "$TMPD/ol.sink" \
+	# the delays after the first fifth (the queues filling)
+	dl="sorted(d['delays_ms'][len(d['delays_ms']) // 5:])"
+	{ read -r rate; read -r got; read -r p50; read -r p95; read -r last; } < <(jf "$TMPD/ol.sink" \
 		"sum(d['per_s'].get(str(s), 0) for s in (2, 3, 4)) * 8 / 3" \
 		"d['count']" \
-		"sorted(d['delays_ms'][len(d['delays_ms']) // 5:])[int(0.95 * len(d['delays_ms'][len(d['delays_ms']) // 5:]))]" \
+		"$dl[len($dl) // 2]" \
+		"$dl[int(0.95 * len($dl))]" \
 		"sum(d['delays_ms'][-50:]) / 50")
 	{ read -r counts; read -r balance; read -r from_app; read -r full; } < <(jf "$c" \
 		"d['from_app']['datagrams'], d['to_tunnel']['datagrams'], d['dropped_queue_full']['datagrams'], d['queued']" \
@@ -230,14 +233,26 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 		"d['from_app']['datagrams']" \
 		"d['dropped_queue_full']['datagrams'] >= 0.4 * 1872")
 	lib_log "offered 1872 x 1000 B at 2.5 Mbit/s: $counts (from_app, to_tunnel, dropped_queue_full, queued); $got delivered"
-	lib_log "delivered $rate bit/s in seconds 2-4; one-way delay p95 $p95 ms, last 50 mean $last ms"
+	lib_log "delivered $rate bit/s in seconds 2-4; one-way delay median $p50 ms, p95 $p95 ms, last 50 mean $last ms"
 	lib_check "overload: received = sent + dropped + queued" test "$balance" = True
 	lib_check "overload: all 1872 received by the client" test "$from_app" = 1872
 	lib_check "overload: at least 40 % dropped at the tunnel (queue full)" test "$full" = True
 	lib_check "overload: the server delivered what the sink got" test "$(jf "$TMPD/ol.srv.final" "d['delivered']['datagrams']")" = "$got"
 	lib_check "overload: delivered rate 0.5-1.0 Mbit/s (bottleneck 1)" awk -v r="$rate" 'BEGIN { exit !(r >= 500000 && r <= 1000000) }'
 	# An unbounded queue would hold 1.5 s of data per second of overload.
-	lib_check "overload: one-way delay p95 <= 400 ms" lib_at_most "$p95" 400
+	# A bounded one leaves the bottleneck's: 20 packets of 1052 bytes at
+	# 1 Mbit/s are 168 ms, plus the 10 ms path and the tunnel's two
+	# datagrams (17 ms).  Over DCCP that is the tail too (p95 184-185 ms
+	# over CCID 2 and 3).  Over a stream (TCP, the default without DCCP)
+	# a loss holds back what follows it until the retransmission comes,
+	# about one round trip later (190 ms with the queue full), and fast
+	# recovery sets the tail: p95 346-361 ms in guests of 6.18 and 7.3
+	# beside a busy core, and once over 400 ms in CI (2026-11-28); 600 ms
+	# is that recovery with room for the emulator's timers.
+	p95_max=400
+	[ "$LISTEN_PROTO" = tcp ] && p95_max=600
+	lib_check "overload: one-way delay median <= 250 ms" lib_at_most "$p50" 250
+	lib_check "overload: one-way delay p95 <= $p95_max ms" lib_at_most "$p95" "$p95_max"
 	lib_check "overload: delay at the end <= 400 ms (not growing)" lib_at_most "$last" 400
 else
 	lib_check "overload: tunnel up" false
