@@ -423,13 +423,13 @@ static void multfrc_set_sending(struct sock *sk, u64 rate, bool slow_start)
 			       tp->snd_cwnd_clamp);
 	if (srtt && cwnd >= MULTFRC_MIN_CWND) {
 		const struct net *net = sock_net(sk);
-		u32 ratio = slow_start ?
+		int ratio = slow_start ?
 			    READ_ONCE(net->ipv4.sysctl_tcp_pacing_ss_ratio) :
 			    READ_ONCE(net->ipv4.sysctl_tcp_pacing_ca_ratio);
 
 		cmpxchg(&sk->sk_pacing_status, SK_PACING_NEEDED,
 			SK_PACING_NONE);
-		pace = mul_u64_u32_div(rate, ratio, 100);
+		pace = div_u64(rate * ratio, 100);
 	} else {
 		cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE,
 			SK_PACING_NEEDED);
