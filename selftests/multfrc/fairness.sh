@@ -11,15 +11,14 @@
 #
 # Why RED: the paper's fairness results (Fig. 6 a, Fig. 7) are over RED,
 # whose random early drops hit each flow in proportion to what it sends.
-# Over DropTail a paced sender sees fewer loss events than Reno, whose ACK
-# clock sends the packets that overflow the queue, and an equation-based
-# control then takes more than its share (the imbalance of TFRC against
-# TCP that the paper cites as [13]); MulTFRC's window is clocked by the
-# ACKs for that reason.  This script prints both loss event rates (the
-# figures measured are in Documentation/multfrc.rst, Loss-event parity).
-# DropTail is measured in the experiment (experiments/multfrc.toml,
-# Fig. 6 b), not bounded here.  FAIRNESS_QDISC=droptail runs this script
-# over it.
+# Over DropTail a smooth, paced sender sees fewer loss events than Reno,
+# whose additive increase sends the packet that overflows the queue, so
+# any equation-based control takes more than its share there (the
+# imbalance of TFRC against TCP that the paper cites as [13]).  This
+# script prints both loss event rates to show it (the figures measured
+# are in Documentation/multfrc.rst, Tests and Limits).  DropTail is measured in the
+# experiment (experiments/multfrc.toml, Fig. 6 b), not bounded
+# here.  FAIRNESS_QDISC=droptail runs this script over it.
 #
 # Why 10 s of warm-up: MulTFRC's first loss event comes while the Reno
 # flows fill the queue, and its first loss interval is derived from the
@@ -145,10 +144,9 @@ for n in ${cases//,/ }; do
 			'BEGIN { printf "%.5f (%d)", s ? e / s : 0, e }')"
 	lib_check_timed "n = $n: normalized throughput $norm at least 0.7" \
 		lib_at_least "$norm" 0.7
-	# Failed at times for n = 1 on 6.1 while MulTFRC was paced at its
-	# rate (half Reno's loss events per segment); a TODO until the
-	# ACK-clocked window has held it over more runs (Documentation/
-	# multfrc.rst, Limits).
+	# Known to fail at times for n = 1 on 6.1: MulTFRC sees about half
+	# the loss events per segment that Reno sees, here too (see
+	# Documentation/multfrc.rst, Limits).
 	lib_check_todo "loss-event parity with Reno" \
 		"n = $n: normalized throughput $norm at most 1.4" \
 		lib_at_most "$norm" 1.4
