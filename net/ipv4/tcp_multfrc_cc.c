@@ -18,18 +18,10 @@
  * As a TCP congestion control this is a sender-only TFRC, driven by TCP's
  * own loss detection and RTT measurement instead of receiver reports:
  *
- *  A rate, sent as a window: .cong_control sets the congestion window to
- *    the rate times the RTT, and the ACKs clock it out, as they clock out
- *    the n TCP flows' windows (TFWC does the same with TFRC's equation:
- *    S.-H. Choi and M. Handley, "Designing TCP-Friendly Window-based
- *    Congestion Control for Real-time Multimedia Applications", PFLDNeT
- *    2009).  Paced at the rate instead, over a DropTail queue MulTFRC saw
- *    about half the loss events per segment that Reno saw beside it: Reno
- *    sends the packets that find the queue full in ACK-clocked bunches,
- *    a paced flow spreads its own, and the equation turned the lower loss
- *    event rate into up to 1.8 times the share of n flows.  Only a window
- *    too small to be clocked (under MULTFRC_MIN_CWND segments) is paced
- *    at the rate (internal pacing, as tcp_bbr.c does: no fq qdisc needed).
+ *  Rate, not window: .cong_control sets sk_pacing_rate to the rate and the
+ *    congestion window to twice the rate times the RTT, so that pacing,
+ *    not the window, limits sending (internal pacing, as tcp_bbr.c does:
+ *    no fq qdisc needed).
  *
  *  Loss events: packets TCP marks lost (tp->lost, which also counts what an
  *    RTO marks) within one RTT of the first loss of an event belong to that
@@ -402,41 +394,12 @@ static void multfrc_loss_rate(const struct sock *sk, const struct multfrc *ca,
 	*j_milli = min(*j_milli, DIV_ROUND_UP(ca->n_milli, 1000) * 1000);
 }
 
-/* Send at @rate: a window of one rate-RTT, which the ACKs clock out as
- * they clock out the n TCP flows' windows.  Paced at the rate instead,
- * over DropTail MulTFRC saw half the loss events per segment that Reno
- * saw beside it and took up to 1.8 times its share (the head comment).
- * The pacing rate is then only what TCP sizes its GSO packets by, set as
- * TCP sets its own (net.ipv4.tcp_pacing_ss_ratio and _ca_ratio).  A
- * window under MULTFRC_MIN_CWND segments would send more than the rate:
- * there, and before the first RTT sample, pacing at the rate limits
- * sending, as TFWC falls back to a timer for windows too small to be
- * clocked.  Under the fq qdisc (SK_PACING_FQ) fq paces at the pacing rate.
- */
-static void multfrc_set_sending(struct sock *sk, u64 rate, bool slow_start)
+/* Two rate-RTTs of window: pacing, not cwnd, limits sending. */
+static void multfrc_set_cwnd(struct tcp_sock *tp, u64 rate)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 srtt = multfrc_srtt_us(tp), cwnd;
-	u64 pace = rate;
-
-	cwnd = multfrc_eq_cwnd(rate, srtt, tp->mss_cache, 1,
-			       tp->snd_cwnd_clamp);
-	if (srtt && cwnd >= MULTFRC_MIN_CWND) {
-		const struct net *net = sock_net(sk);
-		int ratio = slow_start ?
-			    READ_ONCE(net->ipv4.sysctl_tcp_pacing_ss_ratio) :
-			    READ_ONCE(net->ipv4.sysctl_tcp_pacing_ca_ratio);
-
-		cmpxchg(&sk->sk_pacing_status, SK_PACING_NEEDED,
-			SK_PACING_NONE);
-		pace = div_u64(rate * ratio, 100);
-	} else {
-		cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE,
-			SK_PACING_NEEDED);
-	}
-	WRITE_ONCE(sk->sk_pacing_rate,
-		   min_t(u64, pace, READ_ONCE(sk->sk_max_pacing_rate)));
-	tcp_snd_cwnd_set(tp, max(cwnd, MULTFRC_MIN_CWND));
+	tcp_snd_cwnd_set(tp, multfrc_eq_cwnd(rate, multfrc_srtt_us(tp),
+					     tp->mss_cache, MULTFRC_MIN_CWND,
+					     tp->snd_cwnd_clamp));
 }
 
 /* While the history is discounted (RFC 5348 5.5: the open interval is
@@ -477,7 +440,9 @@ static void multfrc_set_rate(struct sock *sk, struct multfrc *ca, u64 x_calc,
 		rate = max(rate, multfrc_min_rate(sk));
 	}
 	ca->rate = rate;
-	multfrc_set_sending(sk, rate, !ca->nintervals);
+	WRITE_ONCE(sk->sk_pacing_rate, min_t(u64, rate,
+					     READ_ONCE(sk->sk_max_pacing_rate)));
+	multfrc_set_cwnd(tp, rate);
 
 	trace_multfrc_update(sk, ca->n_milli,
 			     (u32)(((u64)p * NSEC_PER_SEC) >> 32), j_milli,
@@ -619,7 +584,7 @@ static void multfrc_cong_control(KC_CONG_CONTROL_ARGS)
 		ca->x_recv = 0;
 	} else {
 		/* keep the window in step with the rate and the RTT */
-		multfrc_set_sending(sk, ca->rate, !ca->nintervals);
+		multfrc_set_cwnd(tp, ca->rate);
 	}
 }
 
@@ -648,11 +613,15 @@ static void multfrc_in_ack_event(struct sock *sk, u32 flags)
  */
 static void multfrc_halve(struct sock *sk, struct multfrc *ca)
 {
+	struct tcp_sock *tp = tcp_sk(sk);
+
 	ca->rate = max(ca->rate / 2, multfrc_initial_rate(sk));
 	ca->x_recv_prev = (u32)min_t(u64, ca->rate / 2, U32_MAX);
 	ca->x_recv = 0;
 	ca->timer_halved = 1;
-	multfrc_set_sending(sk, ca->rate, false);
+	WRITE_ONCE(sk->sk_pacing_rate, min_t(u64, ca->rate,
+					     READ_ONCE(sk->sk_max_pacing_rate)));
+	multfrc_set_cwnd(tp, ca->rate);
 }
 
 static void multfrc_cwnd_event(struct sock *sk, enum tcp_ca_event event)

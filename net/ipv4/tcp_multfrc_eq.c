@@ -333,19 +333,18 @@ u32 multfrc_eq_loss_interval(const struct multfrc_eq_in *in, u64 rate)
  * @lo: smallest window
  * @hi: largest window, >= @lo
  *
- * One rate-RTT of segments, rounded up: the window a flow at @rate keeps
- * in flight, which its ACKs then clock out.  A rate whose rate x RTT
- * (plus a segment, for the rounding) exceeds 64 bits gets @hi.
+ * Two rate-RTTs of segments, so that pacing, not the window, limits
+ * sending.  A rate whose 2 x rate x RTT exceeds 64 bits gets @hi.
  *
  * Return: the window in segments, from @lo to @hi.
  */
 u32 multfrc_eq_cwnd(u64 rate, u32 rtt_us, u32 mss, u32 lo, u32 hi)
 {
-	u64 seg = (u64)mss * USEC_PER_SEC, cwnd;
+	u64 cwnd;
 
-	if (rtt_us && rate > div64_u64(U64_MAX - seg, rtt_us))
+	if (rtt_us && rate > div64_u64(U64_MAX / 2, rtt_us))
 		return hi;
-	cwnd = div64_u64(rate * rtt_us + seg - 1, seg);
+	cwnd = div64_u64(2 * rate * rtt_us, (u64)mss * USEC_PER_SEC);
 	if (cwnd < lo)
 		cwnd = lo;
 	return cwnd > hi ? hi : (u32)cwnd;
