@@ -240,12 +240,14 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 	lib_check "overload: the server delivered what the sink got" test "$(jf "$TMPD/ol.srv.final" "d['delivered']['datagrams']")" = "$got"
 	lib_check "overload: delivered rate 0.5-1.0 Mbit/s (bottleneck 1)" awk -v r="$rate" 'BEGIN { exit !(r >= 500000 && r <= 1000000) }'
 	# An unbounded queue would hold 1.5 s of data per second of overload.
-	# A bounded one leaves the bottleneck's: 20 packets of 1052 bytes at
-	# 1 Mbit/s are 168 ms, plus the 10 ms path and the tunnel's two
-	# datagrams (17 ms).  Over DCCP that is the tail too (p95 184-185 ms
-	# over CCID 2 and 3).  Over a stream (TCP, the default without DCCP)
-	# a loss holds back what follows it until the retransmission comes,
-	# about one round trip later (190 ms with the queue full), and fast
+	# A bounded one leaves the bottleneck's: 20 packets of about 1,090
+	# bytes (the datagram, the tunnel's framing, the transport's, IP's and
+	# Ethernet's headers) at 1 Mbit/s are about 175 ms, plus the 10 ms
+	# path and the tunnel's two datagrams (17 ms).  Over DCCP that is the
+	# tail too (p95 184-185 ms over CCID 2 and 3).  Over a stream (TCP,
+	# the default without DCCP) a loss holds back what follows it until
+	# the retransmission comes, about one round trip later (some 195 ms
+	# with the queue full), and fast
 	# recovery sets the tail: p95 346-361 ms in guests of 6.18 and 7.3
 	# beside a busy core, and once over 400 ms in CI (2026-11-28); 600 ms
 	# is that recovery with room for the emulator's timers.
