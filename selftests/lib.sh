@@ -241,6 +241,28 @@ lib_wait_listen() {
 	return 1
 }
 
+# lib_multfrc_trace_begin FILE [START OPTIONS]: enable MulTFRC's
+# tracepoint (lab.tools.multfrc_trace start, e.g. --dport 5301) and copy
+# what it records into FILE until lib_multfrc_trace_end.
+lib_multfrc_trace_begin() {
+	local file=$1
+
+	shift
+	"$PYTHON" -m lab.tools.multfrc_trace start "$@"
+	cat /sys/kernel/tracing/trace_pipe > "$file" &
+	LIB_TRACE_READER=$!
+}
+
+# lib_multfrc_trace_end: disable the tracepoint, let the reader drain what
+# is buffered, stop it.
+lib_multfrc_trace_end() {
+	"$PYTHON" -m lab.tools.multfrc_trace stop
+	sleep 0.3
+	kill "$LIB_TRACE_READER" 2>/dev/null
+	wait "$LIB_TRACE_READER" 2>/dev/null
+	LIB_TRACE_READER=
+}
+
 # lib_ping_rtt FROM TO_ADDR: average RTT in seconds over 5 echoes (after one
 # that resolves neighbours).
 lib_ping_rtt() {

@@ -91,9 +91,7 @@ for n in ${cases//,/ }; do
 	echo "$n" > $PARAM_N
 	PIDS=()
 	if [ -n "${FAIRNESS_TRACE:-}" ]; then
-		$TRACE start --dport 5301
-		cat /sys/kernel/tracing/trace_pipe > "$FAIRNESS_TRACE/n$n.trace" &
-		TRACE_PID=$!
+		lib_multfrc_trace_begin "$FAIRNESS_TRACE/n$n.trace" --dport 5301
 	fi
 	FAILED=0
 	# Every receiver first, then the senders one right after the other:
@@ -116,8 +114,7 @@ for n in ${cases//,/ }; do
 	read -r tcp_s1 tcp_e1 <<< "$(loss_events s2)"
 	lib_reap_jobs 50
 	if [ -n "${FAIRNESS_TRACE:-}" ]; then
-		$TRACE stop
-		kill "$TRACE_PID"
+		lib_multfrc_trace_end
 		cp "$TMPD"/n"$n"-*.json "$FAIRNESS_TRACE/"
 	fi
 	lib_check "n = $n: all $((n + 1)) flows ran" [ $FAILED = 0 ]

@@ -54,9 +54,7 @@ for spec in $CCS; do
 	[ "$cc" = "$spec" ] && n=1
 	name=$cc-$n
 	[ "$cc" = multfrc ] && echo "$n" > $PARAM_N
-	$TRACE start
-	cat /sys/kernel/tracing/trace_pipe > "$TMPD/$name.trace" &
-	reader=$!
+	lib_multfrc_trace_begin "$TMPD/$name.trace"
 	lib_flowgen_flow s1 d1 "$TMPD/$name.json" -t "$SECS" -C "$cc" &
 	flow=$!
 	FLOWGEN_SERVER_ARGS= lib_flowgen_flow s2 d2 "$TMPD/$name-reno.json" \
@@ -66,10 +64,7 @@ for spec in $CCS; do
 	echo leave > /sys/kernel/tracing/trace_marker
 	wait $flow
 	ran=$?
-	$TRACE stop
-	sleep 0.3
-	kill $reader 2>/dev/null
-	wait $reader 2>/dev/null
+	lib_multfrc_trace_end
 	[ "$cc" = multfrc ] &&
 		lib_log "$name: at the Reno flow's end: $($TRACE climb \
 			"$TMPD/$name.trace" leave 2>&1)"

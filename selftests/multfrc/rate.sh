@@ -27,13 +27,9 @@ for loss in $(for c in ${RATE_CASES:-1:1 5:2}; do echo "${c%%:*}"; done | uniq);
 		n=${c#*:}
 		echo $n > /sys/module/tcp_multfrc/parameters/n
 		name=l${loss}n$n
-		$TRACE start --dport 5301
-		cat /sys/kernel/tracing/trace_pipe > "$TMPD/$name.trace" &
-		reader=$!
+		lib_multfrc_trace_begin "$TMPD/$name.trace" --dport 5301
 		lib_flowgen_flow s1 d1 "$TMPD/$name.json" -t 20 -C multfrc
-		$TRACE stop
-		sleep 0.3
-		kill $reader 2>/dev/null; wait $reader 2>/dev/null
+		lib_multfrc_trace_end
 		got=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/$name.json" --skip 5)
 		read -r recs _ p j rtt x_calc rate ss <<< \
 			"$($TRACE summary "$TMPD/$name.trace" --after 5)"

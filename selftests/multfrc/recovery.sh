@@ -56,9 +56,7 @@ for spec in $CCS; do
 	name=$cc-$n
 	[ "$cc" = multfrc ] && echo "$n" > /sys/module/tcp_multfrc/parameters/n
 	set_loss 1
-	$TRACE start --dport 5301
-	cat /sys/kernel/tracing/trace_pipe > "$TMPD/$name.trace" &
-	reader=$!
+	lib_multfrc_trace_begin "$TMPD/$name.trace" --dport 5301
 	lib_flowgen_flow s1 d1 "$TMPD/$name.json" -t 24 -C "$cc" &
 	flow=$!
 	sleep 6
@@ -68,10 +66,7 @@ for spec in $CCS; do
 	echo "step $EPOCHREALTIME" > /sys/kernel/tracing/trace_marker
 	echo "$EPOCHREALTIME" > "$TMPD/$name.step"
 	wait $flow
-	$TRACE stop
-	sleep 0.3
-	kill $reader 2>/dev/null
-	wait $reader 2>/dev/null
+	lib_multfrc_trace_end
 	"$PYTHON" - "$TMPD/$name" "$cc" <<-'EOF_PY' > "$TMPD/$name.out"
 	import json, re, sys
 	from lab.tools import flowgen, multfrc_trace

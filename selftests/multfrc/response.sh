@@ -39,17 +39,12 @@ SKIP=5
 # its trace's means after SKIP: p, j (thousandths), RTT (us), equation
 # rate (bit/s).
 multfrc_flow() {
-	local name=$2 reader p j rtt x_calc
+	local name=$2 p j rtt x_calc
 
 	echo "$1" > /sys/module/tcp_multfrc/parameters/n
-	$TRACE start --dport 5301
-	cat /sys/kernel/tracing/trace_pipe > "$TMPD/$name.trace" &
-	reader=$!
+	lib_multfrc_trace_begin "$TMPD/$name.trace" --dport 5301
 	lib_flowgen_flow s1 d1 "$TMPD/$name.json" -t "$SECS" -C multfrc
-	$TRACE stop
-	sleep 0.3
-	kill $reader 2>/dev/null
-	wait $reader 2>/dev/null
+	lib_multfrc_trace_end
 	[ -n "${RESPONSE_TRACE:-}" ] &&
 		cp "$TMPD/$name".{trace,json} "$RESPONSE_TRACE/"
 	read -r _ _ p j rtt x_calc _ <<< \

@@ -109,18 +109,14 @@ lib_log "receiver, time from the blackhole:kbit/s per interval: $(lib_json \
 	if -1.5 <= d['epoch'] + i['start'] - $t0 < 2.5)")"
 
 # 2. Every data segment dropped for the first 0.5 s.
-$TRACE start --dport 5301
-cat /sys/kernel/tracing/trace_pipe > "$TMPD/first.trace" &
-reader=$!
+lib_multfrc_trace_begin "$TMPD/first.trace" --dport 5301
 drop_on "ip length > 200"
 lib_flowgen_flow s1 d1 "$TMPD/first.json" -t 4 -i 0.1 -C multfrc &
 flow_started
 sleep 0.5
 drop_off
 wait $!
-$TRACE stop
-sleep 0.3
-kill $reader 2>/dev/null; wait $reader 2>/dev/null
+lib_multfrc_trace_end
 p=$(grep -m1 'slow_start=0' "$TMPD/first.trace" | sed -n 's/.* p_ppb=\([0-9]*\).*/\1/p')
 third=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/first.json" --skip 2 2>/dev/null)
 lib_log "first loss event with no receive rate: p = ${p:-none} ppb; goodput from 2 s on: ${third:-none} bit/s"

@@ -85,13 +85,9 @@ lib_topo_up dumbbell --rate 10mbit --delay 10ms --queue bdp
 # traced NAME CC: a 3 s flowgen flow with congestion control CC, traced;
 # prints the n its tracepoint reports and the sender's congestion.
 traced() {
-	$TRACE start --dport 5301
-	cat /sys/kernel/tracing/trace_pipe > "$TMPD/$1.trace" &
-	local reader=$!
+	lib_multfrc_trace_begin "$TMPD/$1.trace" --dport 5301
 	lib_flowgen_flow s1 d1 "$TMPD/$1.json" -t 3 -C "$2"
-	$TRACE stop
-	sleep 0.3
-	kill $reader 2>/dev/null; wait $reader 2>/dev/null
+	lib_multfrc_trace_end
 	local n
 	n=$($TRACE summary "$TMPD/$1.trace" | cut -d' ' -f2)
 	echo "${n:-none} $(lib_json "$TMPD/$1.json.snd" "d.get('congestion')")"
