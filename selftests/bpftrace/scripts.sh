@@ -65,7 +65,7 @@ bt_stop() {
 # abandons (2026-11-26).  The likely cause: the kernel runs one tracing
 # BPF program at a time per CPU and skips one whose tracepoint fires
 # while another runs there (trace_call_bpf()), as a lifetime timer's
-# abandon can in a softirq that interrupts tcp_cwnd.bt's tcp_probe
+# abandon can in a softirq that interrupts tcp_cwnd.bt's kprobe
 # program in process context (ACKs processed from the socket's backlog).
 bt_start tltcp
 lib_flowgen_flow s1 d1 "$TMPD/tl.json" -P tltcp -C multfrc -D 25000,0.05,0.3 -t 4 ||
