@@ -53,7 +53,7 @@ BASE_PKGS=(
 	qemu-system-x86 busybox-static kmod
 	mmdebstrap debian-archive-keyring
 	linux-source-6.1 xz-utils
-	iproute2 iputils-ping ethtool iperf3 bpftrace tcpdump procps psmisc nftables
+	iproute2 iputils-ping ethtool iperf3 bpftrace bpftool tcpdump procps psmisc nftables
 	linux-perf
 	python3 python3-venv python3-matplotlib
 	dkms debhelper dh-dkms python3-docutils

@@ -4,7 +4,8 @@
 # and its output checked: on a 2 Mbit/s, 25 ms dumbbell a TLTCP flow
 # offering twice the link's rate in sections living 300 ms, over MulTFRC,
 # abandons sections (tltcp.bt, alone: ABANDON and GAP lines with the
-# flow's addresses and ports, totals that match the flow's report); during
+# flow's addresses and ports, as many as the flow reports but for those
+# whose program the kernel skipped, and totals that add them up); during
 # a second such flow multfrc.bt prints its rate updates and tcp_cwnd.bt
 # its cwnd under "multfrc", then a plain TCP flow's under "reno_tw".
 . "$(dirname "$0")/../lib.sh"
@@ -12,6 +13,7 @@ lib_init
 
 BT=$REPO/tools/bpftrace
 lib_require_cmd bpftrace
+lib_require_cmd bpftool
 [ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
 lib_require_module tltcp tcp_multfrc tcp_reno_tw
 
@@ -67,9 +69,23 @@ bt_stop() {
 # while another runs there (trace_call_bpf()), as a lifetime timer's
 # abandon can in a softirq that interrupts tcp_cwnd.bt's kprobe
 # program in process context (ACKs processed from the socket's backlog).
+# Even alone, tltcp.bt's two programs can meet that way: a receiver's
+# gap program in process context, interrupted by a softirq whose timer
+# abandons a section.  The kernel counts each program it skips
+# (recursion_misses, bpftool prog show): every line missing below must
+# be one of them.
+# bt_misses: the skips of the tracepoint programs now loaded.
+bt_misses() {
+	bpftool -j prog show 2>/dev/null | $PYTHON -c '
+import json, sys
+print(sum(p.get("recursion_misses", 0) for p in json.load(sys.stdin)
+          if p.get("type") == "tracepoint"))'
+}
 bt_start tltcp
 lib_flowgen_flow s1 d1 "$TMPD/tl.json" -P tltcp -C multfrc -D 25000,0.05,0.3 -t 4 ||
 	lib_log "the TLTCP flow failed"
+sleep 0.5	# the last records reach the reader
+misses=$(bt_misses)
 bt_stop tltcp
 
 bt_start multfrc tcp_cwnd
@@ -91,13 +107,25 @@ n_ab=$(grep -cE '^ABANDON 10\.[0-9.]+:[0-9]+ -> 10\.[0-9.]+:5301 section [0-9]+ 
 n_gap=$(grep -cE '^GAP     \[::ffff:10\.[0-9.]+\]:5301 <- \[::ffff:10\.[0-9.]+\]:[0-9]+ section [0-9]+ sec_off [0-9]+ sec_len 25000 ' "$out")
 bt_bytes=$(awk '$1 == "ABANDON" { s += $12 } END { print s + 0 }' "$out")
 bt_gap=$(awk '$1 == "GAP" { s += $12 } END { print s + 0 }' "$out")
-lib_log "tltcp.bt: $n_ab ABANDON lines ($bt_bytes bytes), $n_gap GAP lines ($bt_gap bytes); flowgen: $sections sections abandoned ($ab_bytes bytes), $gaps gaps ($gap_bytes bytes)"
+# bpftrace says so when its perf buffer dropped output ("Lost N events").
+lost=$(cat "$out" "$TMPD/tltcp.err" | awk '$1 == "Lost" && $3 == "events" { s += $2 } END { print s + 0 }')
+missing=$((sections - n_ab + gaps - n_gap))
+lib_log "tltcp.bt: $n_ab ABANDON lines ($bt_bytes bytes), $n_gap GAP lines ($bt_gap bytes); flowgen: $sections sections abandoned ($ab_bytes bytes), $gaps gaps ($gap_bytes bytes); programs skipped by the kernel: ${misses:-unknown}, events lost by bpftrace: $lost"
+if [ "$lost" = 0 ]; then
+	lib_check "tltcp.bt: lines missing only where the kernel skipped a program" \
+		test "$missing" = "$misses"
+else
+	lib_check "tltcp.bt: lines missing only where a program was skipped or output lost" \
+		test "$missing" -le $((misses + lost))
+fi
 lib_check "tltcp.bt: one ABANDON line, with addresses and ports, per section abandoned" \
-	test "$n_ab" -gt 0 -a "$n_ab" = "$sections" -a "$bt_bytes" = "$ab_bytes"
+	test "$n_ab" -gt 0 -a "$n_ab" -le "$sections" -a "$bt_bytes" -le "$ab_bytes" \
+	-a \( "$n_ab" != "$sections" -o "$bt_bytes" = "$ab_bytes" \)
 lib_check "tltcp.bt: one GAP line per gap the receiver was told of" \
-	test "$n_gap" -gt 0 -a "$n_gap" = "$gaps" -a "$bt_gap" = "$gap_bytes"
-lib_check "tltcp.bt: totals per connection at the end" \
-	grep -qE '^@bytes_abandoned\[[0-9]+, 5301\]: '"$ab_bytes"'$' "$out"
+	test "$n_gap" -gt 0 -a "$n_gap" -le "$gaps" -a "$bt_gap" -le "$gap_bytes" \
+	-a \( "$n_gap" != "$gaps" -o "$bt_gap" = "$gap_bytes" \)
+lib_check "tltcp.bt: totals per connection at the end, as the lines add up" \
+	grep -qE '^@bytes_abandoned\[[0-9]+, 5301\]: '"$bt_bytes"'$' "$out"
 
 out=$TMPD/multfrc.out
 n=$(grep -cE '^[0-9:]{8} 10\.[0-9.]+:[0-9]+ -> 10\.[0-9.]+:5301 n 1\.000 p_ppb [0-9]+ j_milli [0-9]+ rtt_us [0-9]+ .* rate [1-9][0-9]* ss [01]$' "$out")
