@@ -24,9 +24,12 @@ A failed test's report lists the checks inside it that failed (its own
 which assertion broke without the guest's full output.  A failed guest
 (make check's "not ok 1 guest ...") is followed by the VM runner's own
 report as "# vm: ..." lines: the kernel log's problems, what ended the
-run, the end of a dead guest's console.  These join its report (of the
-console, only its last CONSOLE_LINES), so that a guest that died says
-how in the last lines of the log.
+run, the end of a dead guest's console or its log from the first
+report on.  These join its report (of the end of a console, only its
+last CONSOLE_LINES; of a log from a report, its first REPORT_LINES,
+where the faulting code and the top of the call trace are, and its last
+REPORT_END), so that a guest that died says how, and where, in the last
+lines of the log.
 """
 
 import argparse
@@ -48,6 +51,9 @@ VM_LINE = re.compile(r"^#\s+(vm:.*)$")
 VM_NOISE = re.compile(r"^vm: (booting |guest state kept )")
 VM_CONSOLE = re.compile(r"^vm: last lines of the guest kernel's console")
 CONSOLE_LINES = 12
+VM_REPORT = re.compile(r"^vm: the guest kernel's log from its first report")
+REPORT_LINES = 30
+REPORT_END = 3
 
 
 def not_applicable(reason):
@@ -77,6 +83,13 @@ def count(lines, skip_is_fail=False):
             for i, x in enumerate(keep):
                 if VM_CONSOLE.match(x):
                     keep = keep[:i + 1] + keep[i + 1:][-CONSOLE_LINES:]
+                    break
+                if VM_REPORT.match(x):
+                    log = keep[i + 1:]
+                    if len(log) > REPORT_LINES + REPORT_END:
+                        log = (log[:REPORT_LINES] + ["vm:   [...]"] +
+                               log[-REPORT_END:])
+                    keep = keep[:i + 1] + log
                     break
             failures[-1] = "\n  ".join([failures[-1]] + keep)
         vm_lines = None

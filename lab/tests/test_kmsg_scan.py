@@ -113,5 +113,44 @@ class Taint(unittest.TestCase):
         self.assertEqual(kmsg_scan.main([os.path.join(DATA, "warn.log")]), 1)
 
 
+class Excerpt(unittest.TestCase):
+    """What the VM runner prints of a guest's log when a run fails."""
+
+    @staticmethod
+    def log(before, report, after):
+        clean = [f"[ {i:4d}.000000] eth0: link up {i}" for i in range(before)]
+        oops = ["[ 588.000000] traps: PANIC: double fault, error_code: 0x0",
+                "[ 588.000001] Oops: double fault: 0000 [#1] PREEMPT SMP"]
+        oops += [f"[ 588.{i:06d}] trace frame {i}" for i in range(report)]
+        end = [f"[ 588.9{i:05d}] register line {i}" for i in range(after)]
+        return "\n".join(clean + oops + end +
+                         ["[ 588.999999] Kernel panic - not syncing: "
+                          "Fatal exception in interrupt"])
+
+    def test_from_a_little_before_the_first_report(self):
+        # the first report is the Oops line (the PANIC line before it
+        # is context): five lines before it on
+        lines = kmsg_scan.excerpt(self.log(200, 20, 5))
+        self.assertEqual(lines[0], "[  196.000000] eth0: link up 196")
+        self.assertIn("Oops: double fault", lines[5])
+        self.assertEqual(len(lines), 5 + 1 + 20 + 5 + 1)
+        self.assertIn("Kernel panic", lines[-1])
+
+    def test_a_long_report_keeps_its_start_and_the_end(self):
+        lines = kmsg_scan.excerpt(self.log(10, 300, 5), limit=120)
+        self.assertEqual(len(lines), 120)
+        self.assertIn("trace frame 0", lines[6])
+        self.assertRegex(lines[-13], r"^\[\.\.\. \d+ lines \.\.\.\]$")
+        self.assertIn("Kernel panic", lines[-1])
+        # every line of the log is shown or counted as skipped
+        skipped = int(lines[-13].split()[1])
+        self.assertEqual(len(lines) - 1 + skipped, 5 + 1 + 300 + 5 + 1)
+
+    def test_no_report_gives_the_last_lines(self):
+        text = "\n".join(f"line {i}" for i in range(100))
+        self.assertEqual(kmsg_scan.excerpt(text, tail=40)[0], "line 60")
+        self.assertEqual(kmsg_scan.excerpt(""), [])
+
+
 if __name__ == "__main__":
     unittest.main()

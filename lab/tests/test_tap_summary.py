@@ -84,6 +84,30 @@ class Count(unittest.TestCase):
         ok = tap_summary.count(["ok 1 a", "# vm: x", "not ok 2 b"])[4]
         self.assertEqual(ok, ["not ok 2 b"])
 
+    def test_failed_guest_says_where(self):
+        # the VM runner's log from the first report: its start (the
+        # faulting code, the top of the call trace) and its end (the
+        # panic) stay in the summary
+        log = ["# vm:   [  588.0] Oops: double fault: 0000 [#1]",
+               "# vm:   [  588.0] RIP: 0010:some_function+0x12/0x40"] + \
+            [f"# vm:   [  588.1] frame {i}" for i in range(60)] + \
+            ["# vm:   [  588.2] Kernel panic - not syncing: Fatal exception"]
+        lines = ["1..1",
+                 "not ok 1 guest 6.12: boot, status or kernel log (vm exit 1)",
+                 "# vm: guest kernel log shows problems:",
+                 "# vm:   oops: line 227: Oops: double fault: 0000 [#1]",
+                 "# vm: guest ended without a status (vng exit 255)",
+                 "# vm: the guest kernel's log from its first report:"] + \
+            log + ["# vm: guest state kept in /r/.vm/run-x"]
+        fails = tap_summary.count(lines)[4]
+        report = fails[0].splitlines()
+        self.assertIn("RIP: 0010:some_function", fails[0])
+        self.assertIn("frame 27", fails[0])
+        self.assertNotIn("frame 28", fails[0])
+        self.assertIn("Kernel panic", report[-1])
+        self.assertEqual(len(report), 1 + 4 + tap_summary.REPORT_LINES +
+                         1 + tap_summary.REPORT_END)
+
     def test_summary_line(self):
         self.assertEqual(tap_summary.summary(3, 0, 0), "3 passed, 0 failed")
         self.assertEqual(tap_summary.summary(3, 1, 2),

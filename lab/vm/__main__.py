@@ -286,18 +286,30 @@ def _problems(state, status):
 
 
 def _report(state, problems, failure):
-    """Say what went wrong, with the end of the guest's console."""
+    """Say what went wrong: the reports found, then the log around the
+    first (its call trace names the code: a CI log may be all there is
+    of a guest that died), or the end of the console."""
     if problems:
         log("guest kernel log shows problems:")
         for p in problems:
             print(f"vm:   {p}", file=sys.stderr)
     if failure:
         log(failure)
-        tail = read(os.path.join(state, "kconsole"), "").splitlines()[-40:]
-        if tail:
-            log("last lines of the guest kernel's console:")
-            for line in tail:
-                print(f"vm:   {line}", file=sys.stderr)
+        text = read(os.path.join(state, "kconsole"), "")
+    elif problems:
+        text = read(os.path.join(state, "dmesg")) or \
+            read(os.path.join(state, "kmsg"), "")
+    else:
+        return
+    lines = kmsg_scan.excerpt(text)
+    if not lines:
+        return
+    if kmsg_scan.scan_lines(lines):
+        log("the guest kernel's log from its first report:")
+    else:
+        log("last lines of the guest kernel's console:")
+    for line in lines:
+        print(f"vm:   {line}", file=sys.stderr)
 
 
 # virtme-ng takes --rodir/--rwdir paths of these characters only.

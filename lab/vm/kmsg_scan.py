@@ -115,6 +115,26 @@ def scan(text, taint=None):
     return problems
 
 
+def excerpt(text, context=5, limit=120, tail=40):
+    """The lines of a log that say what went wrong: from @context lines
+    before its first report on, at most @limit of them (the report's
+    first lines, where its call trace names the code, and the log's last
+    ones, where a panic says how it ended); the last @tail lines of a
+    log without a report."""
+    lines = text.splitlines()
+    found = scan_lines(lines)
+    if not found:
+        return lines[-tail:]
+    start = max(found[0][1] - 1 - context, 0)
+    rest = lines[start:]
+    if len(rest) <= limit:
+        return rest
+    keep_end = limit // 10
+    skipped = len(rest) - limit + 1
+    return (rest[:limit - keep_end - 1] +
+            [f"[... {skipped} lines ...]"] + rest[-keep_end:])
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log")
