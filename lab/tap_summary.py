@@ -49,7 +49,7 @@ MAX_CHECKS = 10
 # The VM runner's report after a failed guest's result line.
 VM_LINE = re.compile(r"^#\s+(vm:.*)$")
 VM_NOISE = re.compile(r"^vm: (booting |guest state kept )")
-VM_CONSOLE = re.compile(r"^vm: last lines of the guest kernel's console")
+VM_CONSOLE = re.compile(r"^vm: last lines of the guest kernel's (console|log)")
 CONSOLE_LINES = 12
 VM_REPORT = re.compile(r"^vm: the guest kernel's log from its first report")
 REPORT_LINES = 30

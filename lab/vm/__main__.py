@@ -307,7 +307,8 @@ def _report(state, problems, failure):
     if kmsg_scan.scan_lines(lines):
         log("the guest kernel's log from its first report:")
     else:
-        log("last lines of the guest kernel's console:")
+        log("last lines of the guest kernel's "
+            f"{'console' if failure else 'log'}:")
     for line in lines:
         print(f"vm:   {line}", file=sys.stderr)
 
