@@ -93,6 +93,20 @@ def multfrc_rate(n, p, j, rtt, rto, s=1.0, b=1):
     return ((1 - q / n) / (p * x * rtt) + q / (z * (1 - p))) * s
 
 
+def multfrc_send_rate(n, p, j, rtt, rto, s=1.0, b=1):
+    """The rate the module sends at (multfrc_eq_send_rate() in
+    net/ipv4/tcp_multfrc_eq.c): the equation's, and for n > 1 at least
+    that of n independent flows, each at the loss event rate p af that
+    its share of the events gives it (af: the flows one event hits)."""
+    x = multfrc_rate(n, p, j, rtt, rto, s, b)
+    if n <= 1:
+        return x
+    af = n * (1 - (1 - 1 / n) ** j) if n < 12 else j
+    af = max(min(af, math.ceil(n)), 1)
+    p_af = min(p * af, 1 - 2 ** -32)
+    return max(x, n * multfrc_rate(1, p_af, 1, rtt, rto, s, b))
+
+
 def loss_events(samples, rtt):
     """Loss events as TFRC counts them, from (time, packets lost) samples
     in time order: losses within one RTT of an event's first loss belong

@@ -85,6 +85,30 @@ class MulTfrcEquation(unittest.TestCase):
             self.assertRaises(ValueError, M.multfrc_rate, *bad, 0.1, 0.4)
 
 
+class MulTfrcSendRate(unittest.TestCase):
+    def test_one_flow_is_the_equation(self):
+        for n in (0.25, 0.5, 1):
+            for p in (0.001, 0.05, 0.15, 0.3):
+                self.assertEqual(M.multfrc_send_rate(n, p, 1, 0.02, 0.08),
+                                 M.multfrc_rate(n, p, 1, 0.02, 0.08))
+
+    def test_light_loss_is_the_equation_within_a_few_percent(self):
+        for n in (2, 4, 8, 16):
+            for p in (0.001, 0.01, 0.02):
+                x = M.multfrc_rate(n, p, 1, 0.02, 0.08)
+                self.assertLess(M.multfrc_send_rate(n, p, 1, 0.02, 0.08),
+                                1.05 * x)
+
+    def test_heavy_loss_is_n_flows(self):
+        # n = 4, p = 0.15, j = 1: the n-flow timeout term holds all four
+        # in a timeout; four flows of one take four times one flow's.
+        one = M.multfrc_rate(1, 0.15, 1, 0.02, 0.08)
+        self.assertAlmostEqual(M.multfrc_send_rate(4, 0.15, 1, 0.02, 0.08),
+                               4 * one, delta=1e-9)
+        self.assertGreater(4 * one, 5 * M.multfrc_rate(4, 0.15, 1, 0.02,
+                                                        0.08))
+
+
 class LossEvents(unittest.TestCase):
     def test_one_rtt_groups_losses(self):
         # RTT 0.1 s: losses at 0, 0.05 (same event), 0.1 (new), 0.3 (new).

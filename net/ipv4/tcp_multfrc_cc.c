@@ -59,6 +59,19 @@
  *    MulTFRC(2) at 70 kbit/s at 10 % loss where the equation with 4 RTT
  *    gives 482 (RTT 42 ms) and two Reno flows kept about 1200.
  *
+ *  For n > 1 the rate is at least that of n independent TCP flows, each at
+ *    the loss event rate its share of the events gives it, p af
+ *    (multfrc_eq_send_rate()).  As p grows, the paper's n-flow timeout
+ *    term puts more of the flows in a timeout than n independent flows
+ *    would be, and its rate falls about sevenfold near p = 0.13 (n = 4,
+ *    j = 1), where one flow's holds to 0.17.  Under heavy loss MulTFRC(n)
+ *    then had a second, stable state far below its share: at one segment
+ *    per RTT every loss is an event of its own, p is high, and the
+ *    equation holds the rate there.  n Linux TCP flows, which keep their
+ *    own windows, take about n times one flow's rate at such loss rates.
+ *    At 2 % loss and less the bound adds at most 10 % to the equation's
+ *    rate; n <= 1 is unchanged.
+ *
  *  Afterwards, once per RTT and at every loss event the rate becomes the
  *    equation's, at most twice the receive rate of the last RTT, at least
  *    one segment per second.  After an RTO, and when the connection sends
@@ -462,7 +475,7 @@ static void multfrc_update(struct sock *sk, struct multfrc *ca)
 		multfrc_loss_rate(sk, ca, &p, &j);
 		multfrc_eq_input(sk, ca, &in, j);
 		in.p = p;
-		x_calc = multfrc_eq_rate(&in);
+		x_calc = multfrc_eq_send_rate(&in);
 	}
 	multfrc_set_rate(sk, ca, x_calc, p, j);
 }

@@ -30,6 +30,8 @@ struct multfrc_eq_in {
 };
 
 u64 multfrc_eq_rate(const struct multfrc_eq_in *in);
+u64 multfrc_eq_flows_rate(const struct multfrc_eq_in *in);
+u64 multfrc_eq_send_rate(const struct multfrc_eq_in *in);
 u32 multfrc_eq_loss_rate(const struct multfrc_eq_in *in, u64 rate);
 u32 multfrc_eq_loss_interval(const struct multfrc_eq_in *in, u64 rate);
 u32 multfrc_eq_cwnd(u64 rate, u32 rtt_us, u32 mss, u32 lo, u32 hi);

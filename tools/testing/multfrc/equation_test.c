@@ -15,7 +15,12 @@
  *  5. the loss interval found for a rate is 1 / p, and the longest one
  *     when even the smallest p gives less than the rate;
  *  6. the window for a rate is two rate-RTTs of segments within its
- *     bounds, also when rate x RTT exceeds 64 bits.
+ *     bounds, also when rate x RTT exceeds 64 bits;
+ *  7. n independent flows' rate is n times one flow's at p af, within 1 %
+ *     over the grid, and the rate sent is the larger of it and the
+ *     equation's for n > 1, the equation's for n <= 1, and, where the
+ *     n-flow timeout term takes over (n = 4, p = 0.15, j = 1), about n
+ *     times one flow's.
  *
  * Prints TAP; exits 1 if a check failed.
  */
@@ -74,6 +79,14 @@ static struct multfrc_eq_in input(double n, double p, double j, double rtt,
 	};
 
 	return in;
+}
+
+/* af as the reference computes it */
+static double reference_af(double n, double j)
+{
+	double af = n < 12 ? n * (1 - pow(1 - 1 / n, j)) : j;
+
+	return n <= 1 ? 1 : fmax(fmin(af, ceil(n)), 1);
 }
 
 /* The reference fed exactly what the integer version sees. */
@@ -230,7 +243,7 @@ static void inverse(void)
 			double got;
 
 			in.p = multfrc_eq_loss_rate(&in, (u64)rates[k]);
-			got = (double)multfrc_eq_rate(&in);
+			got = (double)multfrc_eq_send_rate(&in);
 			worst = fmax(worst, fabs(got - rates[k]) / rates[k]);
 		}
 	}
@@ -280,6 +293,54 @@ static void window(void)
 	      got, 1000000);
 }
 
+static void flows(void)
+{
+	static const double ns[] = { 0.5, 1, 1.4, 2, 4, 7.5, 12, 16, 100 };
+	static const double ps[] = { 1e-4, 1e-3, 0.01, 0.05, 0.1, 0.15, 0.3 };
+	double worst = 0, ratio, one, eq;
+	unsigned int i, k, m, bad = 0, cases = 0;
+	struct multfrc_eq_in in;
+
+	for (i = 0; i < ARRAY_SIZE(ns); i++)
+	for (k = 0; k < ARRAY_SIZE(ps); k++)
+	for (m = 0; m < 3; m++) {
+		double n = ns[i], j = 1 + (fmax(1, n) - 1) * m / 2, ref;
+		u64 fl, send, plain;
+
+		in = input(n, ps[k], j, 0.05, 0.2, 1448, 1);
+		ref = n * reference(1, fmin(in.p / (double)MULTFRC_P_ONE *
+					    reference_af(in.n_milli / 1000.0,
+							 in.j_milli / 1000.0),
+					    0xffffffffu / (double)MULTFRC_P_ONE),
+				    1, 0.05, 0.2, 1448, 1);
+		fl = multfrc_eq_flows_rate(&in);
+		send = multfrc_eq_send_rate(&in);
+		plain = multfrc_eq_rate(&in);
+		cases++;
+		worst = fmax(worst, fabs((double)fl - ref) / ref);
+		if (!(fabs((double)fl - ref) <= fmax(0.01 * ref, 1)))
+			bad++;
+		if (send != (n > 1 ? max(fl, plain) : plain))
+			bad++;
+	}
+	check(bad == 0,
+	      "n independent flows: %.0f of %.0f cases off the reference by more than 1 %% or not sent at the larger rate",
+	      bad, cases);
+	printf("# n independent flows: worst relative error %.3g\n", worst);
+
+	/* n = 4 at p = 0.15, j = 1, t_RTO = 4 R: the equation's timeout
+	 * term holds all four flows in a timeout, one flow is not
+	 */
+	in = input(4, 0.15, 1, 0.02, 0.08, 1448, 1);
+	eq = (double)multfrc_eq_rate(&in);
+	ratio = (double)multfrc_eq_send_rate(&in) / eq;
+	in.n_milli = 1000;
+	one = (double)multfrc_eq_rate(&in);
+	check(ratio > 4 && fabs(eq * ratio - 4 * one) <= 0.01 * 4 * one,
+	      "n = 4, p = 0.15: sent at %.2f times the equation's rate, %.3f times one flow's",
+	      ratio, eq * ratio / one);
+}
+
 int main(void)
 {
 	printf("TAP version 13\n");
@@ -290,6 +351,7 @@ int main(void)
 	inverse();
 	loss_interval();
 	window();
+	flows();
 	printf("1..%d\n", tests);
 	return failed ? 1 : 0;
 }
