@@ -69,7 +69,7 @@
  *    per RTT every loss is an event of its own, p is high, and the
  *    equation holds the rate there.  n Linux TCP flows, which keep their
  *    own windows, take about n times one flow's rate at such loss rates.
- *    At 2 % loss and less the bound adds at most 10 % to the equation's
+ *    At 2 % loss and less the bound adds at most 13 % to the equation's
  *    rate; n <= 1 is unchanged.
  *
  *  Afterwards, once per RTT and at every loss event the rate becomes the

@@ -331,7 +331,7 @@ u64 multfrc_eq_flows_rate(const struct multfrc_eq_in *in)
  * points of p (at p near 0.13 where one flow's falls near 0.17, j = 1,
  * t_RTO = 4 R); n TCP flows of Linux, which keep their own windows and
  * repair most losses without a timeout, take about n times one flow's
- * rate there.  At 2 % loss and less the two agree within 10 % (j up to
+ * rate there.  At 2 % loss and less the two agree within 13 % (j up to
  * 3); for n <= 1 this is the equation.
  *
  * Return: bytes per second, or 0 if an input is outside its range.
