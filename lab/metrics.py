@@ -71,6 +71,14 @@ def dcp_friendliness(rtt, p, actual_pps):
     return _ratio(tcp_model_rate(rtt, p), actual_pps, "DCP friendliness")
 
 
+def multfrc_af(n, j):
+    """Flows one loss event of j packets hits among n: n (1 - (1 -
+    1/n)^j) below n = 12, j from there, between 1 and ceil(n); 1 for
+    n <= 1 (where the power would be complex)."""
+    af = n * (1 - (1 - 1 / n) ** j) if 1 < n < 12 else j
+    return max(min(af, math.ceil(n)), 1)
+
+
 def multfrc_rate(n, p, j, rtt, rto, s=1.0, b=1):
     """The MulTFRC equation in double precision (the paper's Algorithm 1
     as the design notes state it, with the refined j): the throughput of
@@ -81,10 +89,7 @@ def multfrc_rate(n, p, j, rtt, rto, s=1.0, b=1):
     if n <= 0 or not 0 < p < 1 or j <= 0 or rtt <= 0 or rto <= 0:
         raise ValueError(f"multfrc_rate: n={n} p={p} j={j} rtt={rtt} "
                          f"rto={rto} out of the domain")
-    # Flows hit per loss event: n (1 - (1 - 1/n)^j), between 1 and
-    # ceil(n); below n = 1 it is 1 (and the power would be complex).
-    af = n * (1 - (1 - 1 / n) ** j) if 1 < n < 12 else j
-    af = max(min(af, math.ceil(n)), 1)
+    af = multfrc_af(n, j)
     a = p * b * af * (24 * n * n + p * b * af * (n - 2 * af) ** 2)
     x = (af * p * b * (2 * af - n) + math.sqrt(a)) / (6 * n * n * p)
     z = rto * (1 + 32 * p * p) / (1 - p)
@@ -101,9 +106,7 @@ def multfrc_send_rate(n, p, j, rtt, rto, s=1.0, b=1):
     x = multfrc_rate(n, p, j, rtt, rto, s, b)
     if n <= 1:
         return x
-    af = n * (1 - (1 - 1 / n) ** j) if n < 12 else j
-    af = max(min(af, math.ceil(n)), 1)
-    p_af = min(p * af, 1 - 2 ** -32)
+    p_af = min(p * multfrc_af(n, j), 1 - 2 ** -32)
     return max(x, n * multfrc_rate(1, p_af, 1, rtt, rto, s, b))
 
 

@@ -44,19 +44,20 @@ static void check(int ok, const char *fmt, double a, double b)
 	putchar('\n');
 }
 
+/* af, the flows one loss event hits (1 for n <= 1) */
+static double reference_af(double n, double j)
+{
+	double af = n < 12 ? n * (1 - pow(1 - 1 / n, j)) : j;
+
+	return n <= 1 ? 1 : fmax(fmin(af, ceil(n)), 1);
+}
+
 /* The equation in double precision; j is the raw measured j. */
 static double reference(double n, double p, double j, double rtt, double rto,
 			double s, double b)
 {
-	double af, a, x, z, q;
+	double af = reference_af(n, j), a, x, z, q;
 
-	if (n < 12)
-		af = n * (1 - pow(1 - 1 / n, j));
-	else
-		af = j;
-	af = fmax(fmin(af, ceil(n)), 1);
-	if (n <= 1)
-		af = 1;
 	a = p * b * af * (24 * n * n + p * b * af * (n - 2 * af) * (n - 2 * af));
 	x = (af * p * b * (2 * af - n) + sqrt(a)) / (6 * n * n * p);
 	z = rto * (1 + 32 * p * p) / (1 - p);
@@ -79,14 +80,6 @@ static struct multfrc_eq_in input(double n, double p, double j, double rtt,
 	};
 
 	return in;
-}
-
-/* af as the reference computes it */
-static double reference_af(double n, double j)
-{
-	double af = n < 12 ? n * (1 - pow(1 - 1 / n, j)) : j;
-
-	return n <= 1 ? 1 : fmax(fmin(af, ceil(n)), 1);
 }
 
 /* The reference fed exactly what the integer version sees. */
