@@ -98,16 +98,29 @@ def multfrc_rate(n, p, j, rtt, rto, s=1.0, b=1):
     return ((1 - q / n) / (p * x * rtt) + q / (z * (1 - p))) * s
 
 
+def tcp_equation_rate(p, rtt, rto, s=1.0, b=1):
+    """RFC 5348's TCP throughput equation, in units of s per second:
+    s / (R sqrt(2bp/3) + t_RTO 3 sqrt(3bp/8) p (1 + 32 p^2))."""
+    if not 0 < p < 1 or rtt <= 0 or rto <= 0:
+        raise ValueError(f"tcp_equation_rate: p={p} rtt={rtt} rto={rto} "
+                         f"out of the domain")
+    return s / (rtt * math.sqrt(2 * b * p / 3) +
+                rto * 3 * math.sqrt(3 * b * p / 8) * p * (1 + 32 * p * p))
+
+
 def multfrc_send_rate(n, p, j, rtt, rto, s=1.0, b=1):
     """The rate the module sends at (multfrc_eq_send_rate() in
-    net/ipv4/tcp_multfrc_eq.c): the equation's, and for n > 1 at least
+    net/ipv4/tcp_multfrc_eq.c): the equation's, and for n >= 1 at least
     that of n independent flows, each at the loss event rate p af that
-    its share of the events gives it (af: the flows one event hits)."""
+    its share of the events gives it (af: the flows one event hits), one
+    flow's rate the larger of the equation's for n = 1 and RFC 5348's."""
     x = multfrc_rate(n, p, j, rtt, rto, s, b)
-    if n <= 1:
+    if n < 1:
         return x
     p_af = min(p * multfrc_af(n, j), 1 - 2 ** -32)
-    return max(x, n * multfrc_rate(1, p_af, 1, rtt, rto, s, b))
+    one = max(multfrc_rate(1, p_af, 1, rtt, rto, s, b),
+              tcp_equation_rate(p_af, rtt, rto, s, b))
+    return max(x, n * one)
 
 
 def loss_events(samples, rtt):

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit tests of the metrics on cases computed by hand."""
 
+import math
 import unittest
 
 from lab import metrics as M
@@ -86,11 +87,35 @@ class MulTfrcEquation(unittest.TestCase):
 
 
 class MulTfrcSendRate(unittest.TestCase):
-    def test_one_flow_is_the_equation(self):
-        for n in (0.25, 0.5, 1):
+    def test_below_one_flow_is_the_equation(self):
+        for n in (0.25, 0.5):
             for p in (0.001, 0.05, 0.15, 0.3):
                 self.assertEqual(M.multfrc_send_rate(n, p, 1, 0.02, 0.08),
                                  M.multfrc_rate(n, p, 1, 0.02, 0.08))
+
+    def test_one_flow_is_the_larger_of_two_equations(self):
+        # From p = 0.002 to 0.14 (t_RTO = 4 R) the paper's one-flow form
+        # is the larger, below that they differ by under 0.2 %; at 0.2
+        # its timeout term holds the flow in a timeout and RFC 5348's
+        # gives almost five times as much.
+        for p in (0.01, 0.05, 0.12):
+            self.assertEqual(M.multfrc_send_rate(1, p, 1, 0.02, 0.08),
+                             M.multfrc_rate(1, p, 1, 0.02, 0.08))
+        for p in (1e-5, 1e-4, 0.001):
+            x = M.multfrc_rate(1, p, 1, 0.02, 0.08)
+            self.assertLess(M.multfrc_send_rate(1, p, 1, 0.02, 0.08),
+                            1.002 * x)
+        tcp = M.tcp_equation_rate(0.2, 0.02, 0.08)
+        self.assertEqual(M.multfrc_send_rate(1, 0.2, 1, 0.02, 0.08), tcp)
+        self.assertGreater(tcp, 4.5 * M.multfrc_rate(1, 0.2, 1, 0.02, 0.08))
+
+    def test_tcp_equation(self):
+        # its first term is the equation's for n = 1
+        self.assertAlmostEqual(M.tcp_equation_rate(0.01, 0.1, 1e-9),
+                               1 / (0.1 * math.sqrt(0.02 / 3)), places=6)
+        self.assertAlmostEqual(M.tcp_equation_rate(0.05, 0.1, 0.4, 1000),
+                               36859, delta=1)
+        self.assertRaises(ValueError, M.tcp_equation_rate, 0, 0.1, 0.4)
 
     def test_light_loss_adds_at_most_13_percent(self):
         # As Documentation/multfrc.rst says: at 2 % loss and less, j up
@@ -108,7 +133,8 @@ class MulTfrcSendRate(unittest.TestCase):
     def test_heavy_loss_is_n_flows(self):
         # n = 4, p = 0.15, j = 1: the n-flow timeout term holds all four
         # in a timeout; four flows of one take four times one flow's.
-        one = M.multfrc_rate(1, 0.15, 1, 0.02, 0.08)
+        one = max(M.multfrc_rate(1, 0.15, 1, 0.02, 0.08),
+                  M.tcp_equation_rate(0.15, 0.02, 0.08))
         self.assertAlmostEqual(M.multfrc_send_rate(4, 0.15, 1, 0.02, 0.08),
                                4 * one, delta=1e-9)
         self.assertGreater(4 * one, 5 * M.multfrc_rate(4, 0.15, 1, 0.02,

@@ -59,8 +59,8 @@
  *    MulTFRC(2) at 70 kbit/s at 10 % loss where the equation with 4 RTT
  *    gives 482 (RTT 42 ms) and two Reno flows kept about 1200.
  *
- *  For n > 1 the rate is at least that of n independent TCP flows, each at
- *    the loss event rate its share of the events gives it, p af
+ *  For n >= 1 the rate is at least that of n independent TCP flows, each
+ *    at the loss event rate its share of the events gives it, p af
  *    (multfrc_eq_send_rate()).  As p grows, the paper's n-flow timeout
  *    term puts more of the flows in a timeout than n independent flows
  *    would be, and its rate falls about sevenfold near p = 0.13 (n = 4,
@@ -69,8 +69,13 @@
  *    per RTT every loss is an event of its own, p is high, and the
  *    equation holds the rate there.  n Linux TCP flows, which keep their
  *    own windows, take about n times one flow's rate at such loss rates.
+ *    One flow's rate is the larger of the paper's for n = 1 and RFC
+ *    5348's TCP equation: from p = 0.16 on the paper's holds one flow in
+ *    a timeout for good (an eighth of a segment per RTT), RFC 5348's
+ *    gives it half a segment per RTT at p = 0.2 (Linux's Reno kept 0.86
+ *    at 15 % random loss).
  *    At 2 % loss and less the bound adds at most 13 % to the equation's
- *    rate; n <= 1 is unchanged.
+ *    rate; n < 1 is unchanged.
  *
  *  Afterwards, once per RTT and at every loss event the rate becomes the
  *    equation's, at most twice the receive rate of the last RTT, at least

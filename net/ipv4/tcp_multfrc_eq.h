@@ -30,6 +30,7 @@ struct multfrc_eq_in {
 };
 
 u64 multfrc_eq_rate(const struct multfrc_eq_in *in);
+u64 multfrc_eq_tcp_rate(const struct multfrc_eq_in *in);
 u64 multfrc_eq_flows_rate(const struct multfrc_eq_in *in);
 u64 multfrc_eq_send_rate(const struct multfrc_eq_in *in);
 u32 multfrc_eq_loss_rate(const struct multfrc_eq_in *in, u64 rate);

@@ -16,11 +16,14 @@
  *     when even the smallest p gives less than the rate;
  *  6. the window for a rate is two rate-RTTs of segments within its
  *     bounds, also when rate x RTT exceeds 64 bits;
- *  7. n independent flows' rate is n times one flow's at p af, within 1 %
- *     over the grid, and the rate sent is the larger of it and the
- *     equation's for n > 1, the equation's for n <= 1, and, where the
- *     n-flow timeout term takes over (n = 4, p = 0.15, j = 1), about n
- *     times one flow's.
+ *  7. RFC 5348's TCP equation is within 1 % of its reference; n
+ *     independent flows' rate is n times one flow's at p af (the larger
+ *     of the equation's for n = 1 and RFC 5348's), within 1 % over the
+ *     grid; the rate sent is the larger of it and the equation's for
+ *     n >= 1, the equation's for n < 1; where the n-flow timeout term
+ *     takes over (n = 4, p = 0.15, j = 1) it is about n times one
+ *     flow's, and where the one-flow timeout term does (n = 1, p = 0.2)
+ *     RFC 5348's.
  *
  * Prints TAP; exits 1 if a check failed.
  */
@@ -64,6 +67,22 @@ static double reference(double n, double p, double j, double rtt, double rto,
 	q = fmin(fmin(2 * j * b * z / (rtt * (1 + 3 * n / j) * x * x),
 		      n * z / (x * rtt)), n);
 	return ((1 - q / n) / (p * x * rtt) + q / (z * (1 - p))) * s;
+}
+
+/* RFC 5348's TCP throughput equation in double precision */
+static double reference_tcp(double p, double rtt, double rto, double s,
+			    double b)
+{
+	return s / (rtt * sqrt(2 * b * p / 3) +
+		    rto * 3 * sqrt(3 * b * p / 8) * p * (1 + 32 * p * p));
+}
+
+/* One of n independent flows at loss event rate p */
+static double reference_one(double p, double rtt, double rto, double s,
+			    double b)
+{
+	return fmax(reference(1, p, 1, rtt, rto, s, b),
+		    reference_tcp(p, rtt, rto, s, b));
 }
 
 static struct multfrc_eq_in input(double n, double p, double j, double rtt,
@@ -286,6 +305,36 @@ static void window(void)
 	      got, 1000000);
 }
 
+static void tcp_equation(void)
+{
+	static const double ps[] = { 1e-5, 1e-3, 0.01, 0.1, 0.2, 0.5, 0.9 };
+	static const double rtts[] = { 0.001, 0.05, 2 };
+	unsigned int i, k, b, bad = 0, cases = 0;
+	double worst = 0;
+
+	for (i = 0; i < ARRAY_SIZE(ps); i++)
+	for (k = 0; k < ARRAY_SIZE(rtts); k++)
+	for (b = 1; b <= 2; b++) {
+		struct multfrc_eq_in in = input(1, ps[i], 1, rtts[k],
+						4 * rtts[k], 1448, b);
+		double ref = reference_tcp(in.p / (double)MULTFRC_P_ONE,
+					   in.rtt_us / 1e6, in.rto_us / 1e6,
+					   1448, b);
+		double got = (double)multfrc_eq_tcp_rate(&in);
+
+		cases++;
+		if (ref >= 100)
+			worst = fmax(worst, fabs(got - ref) / ref);
+		if (!(fabs(got - ref) <= fmax(0.01 * ref, 1)))
+			bad++;
+	}
+	check(bad == 0,
+	      "RFC 5348's TCP equation: %.0f of %.0f cases off the reference by more than 1 %%",
+	      bad, cases);
+	printf("# RFC 5348's TCP equation: worst relative error %.3g (rates from 100 B/s)\n",
+	       worst);
+}
+
 static void flows(void)
 {
 	static const double ns[] = { 0.5, 1, 1.4, 2, 4, 7.5, 12, 16, 100 };
@@ -301,11 +350,11 @@ static void flows(void)
 		u64 fl, send, plain;
 
 		in = input(n, ps[k], j, 0.05, 0.2, 1448, 1);
-		ref = n * reference(1, fmin(in.p / (double)MULTFRC_P_ONE *
-					    reference_af(in.n_milli / 1000.0,
-							 in.j_milli / 1000.0),
-					    0xffffffffu / (double)MULTFRC_P_ONE),
-				    1, 0.05, 0.2, 1448, 1);
+		ref = n * reference_one(fmin(in.p / (double)MULTFRC_P_ONE *
+					     reference_af(in.n_milli / 1000.0,
+							  in.j_milli / 1000.0),
+					     0xffffffffu / (double)MULTFRC_P_ONE),
+					0.05, 0.2, 1448, 1);
 		fl = multfrc_eq_flows_rate(&in);
 		send = multfrc_eq_send_rate(&in);
 		plain = multfrc_eq_rate(&in);
@@ -313,7 +362,7 @@ static void flows(void)
 		worst = fmax(worst, fabs((double)fl - ref) / ref);
 		if (!(fabs((double)fl - ref) <= fmax(0.01 * ref, 1)))
 			bad++;
-		if (send != (n > 1 ? max(fl, plain) : plain))
+		if (send != (n >= 1 ? max(fl, plain) : plain))
 			bad++;
 	}
 	check(bad == 0,
@@ -328,10 +377,21 @@ static void flows(void)
 	eq = (double)multfrc_eq_rate(&in);
 	ratio = (double)multfrc_eq_send_rate(&in) / eq;
 	in.n_milli = 1000;
-	one = (double)multfrc_eq_rate(&in);
+	one = (double)multfrc_eq_flows_rate(&in);
 	check(ratio > 4 && fabs(eq * ratio - 4 * one) <= 0.01 * 4 * one,
 	      "n = 4, p = 0.15: sent at %.2f times the equation's rate, %.3f times one flow's",
 	      ratio, eq * ratio / one);
+
+	/* n = 1 at p = 0.2, t_RTO = 4 R: the equation holds the flow in a
+	 * timeout, RFC 5348's does not
+	 */
+	in = input(1, 0.2, 1, 0.02, 0.08, 1448, 1);
+	eq = (double)multfrc_eq_rate(&in);
+	one = (double)multfrc_eq_tcp_rate(&in);
+	ratio = (double)multfrc_eq_send_rate(&in);
+	check(one > 4 * eq && ratio == one,
+	      "n = 1, p = 0.2: sent at %.2f times the equation's rate, %.3f times RFC 5348's",
+	      ratio / eq, ratio / one);
 }
 
 int main(void)
@@ -344,6 +404,7 @@ int main(void)
 	inverse();
 	loss_interval();
 	window();
+	tcp_equation();
 	flows();
 	printf("1..%d\n", tests);
 	return failed ? 1 : 0;
