@@ -56,12 +56,34 @@ class Shapes(unittest.TestCase):
         self.assertAlmostEqual(t.path_rtt("s1", "d1"), 0.04)
         self.assertAlmostEqual(t.path_rtt("s2", "d2"), 0.2)
 
+    def test_source_jitter(self):
+        # One 1514-byte service time at 4 Mbit/s is 3.028 ms: each
+        # sender's packets wait 1 ms + 1.514 +- 1.514 ms, kept in order
+        # (netem with a rate); the ACK direction and receivers' links
+        # stay fixed, and the BDP queue is the fixed delays' one.
+        t = T.dumbbell(pairs=2, rate="4mbit", delay="8ms",
+                       access_delay="1ms", source_jitter=True,
+                       dry_run=True)
+        plain = T.dumbbell(pairs=2, rate="4mbit", delay="8ms",
+                           access_delay="1ms")
+        self.assertEqual(t.info["queue"], plain.info["queue"])
+        self.assertAlmostEqual(t.info["source_jitter"], 0.003028)
+        self.assertAlmostEqual(t.path_rtt("s2", "d2"), 0.021514)
+        t.up()
+        netem = [c for c in t.commands if "netem" in c]
+        jit = [c for c in netem if "1514us rate 100gbit" in c]
+        self.assertEqual(len(jit), 2)
+        self.assertTrue(all("delay 2514us" in c and "ifb-s" in c
+                            for c in jit))
+        self.assertEqual(len(netem), 10)
+
     def test_bad_parameters(self):
         self.assertRaises(ValueError, T.dumbbell, qdisc="codel")
         self.assertRaises(ValueError, T.dumbbell, loss=100)
         self.assertRaises(ValueError, T.dumbbell, queue=0)
         self.assertRaises(ValueError, T.dumbbell, pairs=2,
                           access_delay=["1ms"])
+        self.assertRaises(ValueError, T.Shape, delay="1ms", jitter="2ms")
 
     def test_duplicate_and_unknown(self):
         t = T.Topology("x")

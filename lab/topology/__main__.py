@@ -33,6 +33,9 @@ def parser():
     up.add_argument("--access-rate")
     up.add_argument("--access-delay",
                     help="one value, or one per pair separated by commas")
+    up.add_argument("--source-jitter", action="store_true",
+                    help="dumbbell: each sender's packets wait a further "
+                    "random time over one bottleneck service time")
     up.add_argument("--scale", type=float, help="collapse: rate factor")
     up.add_argument("--no-steer", action="store_true",
                     help="no receive packet steering: packets get "
@@ -64,6 +67,8 @@ def shape_args(args):
         kw["queue"] = args.queue if args.queue == "bdp" else int(args.queue)
     if args.ecn:
         kw["ecn"] = True
+    if args.source_jitter:
+        kw["source_jitter"] = True
     if args.access_delay:
         parts = args.access_delay.split(",")
         kw["access_delay"] = parts if len(parts) > 1 else parts[0]

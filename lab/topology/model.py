@@ -19,9 +19,11 @@ class Shape:
     """What one direction of a link does to packets."""
 
     def __init__(self, rate=None, delay=None, queue=None, qdisc="droptail",
-                 loss=None, red=None, ecn=False):
+                 loss=None, red=None, ecn=False, jitter=None):
         self.rate = parse_rate(rate)
         self.delay = parse_time(delay)
+        # Each packet's delay is uniform in delay +- jitter, in order.
+        self.jitter = parse_time(jitter)
         self.queue = queue          # packets, or "bdp" (set by the shape)
         self.qdisc = qdisc
         self.loss = float(loss) if loss else 0.0
@@ -33,10 +35,12 @@ class Shape:
             raise ValueError(f"bad loss {loss!r}: percent in [0, 100)")
         if queue is not None and queue != "bdp" and int(queue) < 1:
             raise ValueError(f"bad queue {queue!r}: packets >= 1 or 'bdp'")
+        if self.jitter > self.delay:
+            raise ValueError(f"bad jitter {jitter!r}: at most the delay")
 
     def to_dict(self):
         return {"rate": self.rate, "delay": self.delay, "queue": self.queue,
-                "qdisc": self.qdisc, "loss": self.loss}
+                "qdisc": self.qdisc, "loss": self.loss, "jitter": self.jitter}
 
 
 class Link:
@@ -270,6 +274,12 @@ class Topology:
         netem = f"netem limit {NETEM_LIMIT}"
         if shape.delay:
             netem += f" delay {shape.delay * 1e6:.0f}us"
+        if shape.jitter:
+            # netem sorts packets by their time to send, so a random
+            # delay alone reorders them; with a rate each packet leaves
+            # no earlier than the one before (sch_netem.c), and a rate
+            # this high adds nothing else.
+            netem += f" {shape.jitter * 1e6:.0f}us rate 100gbit"
         if shape.loss:
             netem += f" loss random {shape.loss:g}%"
         return netem
