@@ -4,7 +4,8 @@
 A topology is a set of nodes (one network namespace each) joined by links
 (veth pairs).  Each direction of a link can have a rate, a one-way delay, a
 queue limit in packets, a queue discipline (DropTail or RED), a random
-loss rate and a random delay (jitter) that keeps packets in order.  The shaping follows Documentation/testing.rst:
+loss rate and a random delay (jitter) that keeps packets in order.  The
+shaping follows Documentation/testing.rst:
 
   X --(rate, queue, discipline: HTB + pfifo/red on X's egress)--> Y
                        (delay, loss: netem on an ifb fed by Y's ingress)

@@ -34,15 +34,15 @@ def dumbbell(pairs=1, rate="10mbit", delay="25ms", queue="bdp",
     # Half the service time on top of the delay, plus or minus as much.
     spread = WIRE_PKT * 8 / parse_rate(rate) / 2 if source_jitter else 0
     for i in range(1, pairs + 1):
-        for host, router in ((f"s{i}", r1), (f"d{i}", r2)):
+        d = delays[i - 1]
+        out = None
+        if spread:
+            out = {"delay": f"{(parse_time(d) + spread) * 1e6:.0f}us",
+                   "jitter": f"{spread * 1e6:.0f}us"}
+        # The sender's link towards r1 alone carries the jitter.
+        for host, router, ab in ((f"s{i}", r1, out), (f"d{i}", r2, None)):
             t.node(host)
-            out = None
-            if spread and host[0] == "s":
-                d = parse_time(delays[i - 1]) + spread
-                out = {"delay": f"{d * 1e6:.0f}us",
-                       "jitter": f"{spread * 1e6:.0f}us"}
-            t.link(host, router, ab=out, rate=access_rate,
-                   delay=delays[i - 1])
+            t.link(host, router, ab=ab, rate=access_rate, delay=d)
     bottleneck = t.link(r1, r2, rate=rate, delay=delay, queue=queue,
                         qdisc=qdisc, loss=loss, ecn=ecn, red=red)
     rtt = t.path_rtt("s1", "d1")

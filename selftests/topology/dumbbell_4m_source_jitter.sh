@@ -9,18 +9,14 @@ shape_init
 lib_topo_up dumbbell --rate 4mbit --delay 8ms --access-delay 1ms \
 	--queue bdp --source-jitter
 
-# Echoes from s1 cross the jittered link once: RTT 20 ms + 0 to 3 ms
-# (and the emulation's own time).
-out=$TMPD/ping.jitter
-lib_nsx s1 ping -c 1 -W 5 "$IP4_d1" >/dev/null 2>&1
-lib_nsx s1 ping -c 40 -i 0.05 -W 5 -q "$IP4_d1" > "$out" 2>&1
-read -r lo avg hi < <(awk -F'[/ =]+' '/^rtt|^round-trip/ {
-	print $6 / 1000, $7 / 1000, $8 / 1000 }' "$out")
-lib_log "s1 -> d1: RTT min ${lo:-?} avg ${avg:-?} max ${hi:-?} s"
-lib_check "RTT no shorter than the fixed delays (20 ms)" \
-	awk -v a="${lo:-0}" 'BEGIN { exit !(a >= 0.019) }'
-# Not the spread: echoes in this guest spread over 5 ms without the
-# jitter too (2026-11-29).
+# Echoes from s1 cross the jittered link once: RTT 20 ms + 0 to 3 ms,
+# and the emulation's own time.  Only a lower bound: the echoes' spread
+# and the emulation's time (in this guest over 5 ms and about 2 ms
+# without the jitter too, 2026-11-29) would hide the jitter's 1.5 ms mean.
+rtt=$(lib_ping_rtt s1 "$IP4_d1")
+lib_log "s1 -> d1: mean RTT ${rtt:-?} s"
+lib_check "mean RTT no shorter than the fixed delays (20 ms)" \
+	awk -v a="${rtt:-0}" 'BEGIN { exit !(a >= 0.020) }'
 
 # A flood at 3x the rate: in order through the jitter, and the queue
 # (7 packets, the fixed delays' BDP) fills.
