@@ -56,7 +56,8 @@ class Parse(unittest.TestCase):
         counts, others = tcp_probe.classify(tcp_probe.changes(recs), 5)
         self.assertEqual(counts, {"congestion": 2, "timeout": 1,
                                   "kernel": 0, "other": 1,
-                                  "slow_start": 0, "first": 0})
+                                  "slow_start": 0, "first": 0,
+                                  "settle": 0, "probe": 0})
         # Raising ssthresh to infinity is not an undo of the timeout's 31
         # (the value before it was 58).
         self.assertEqual(others[0][3], 2147483647)
@@ -68,7 +69,8 @@ class Parse(unittest.TestCase):
         counts, others = tcp_probe.classify(chg, 5)  # avoidance: not ours
         self.assertEqual(counts, {"congestion": 1, "timeout": 0,
                                   "kernel": 1, "other": 1,
-                                  "slow_start": 0, "first": 0})
+                                  "slow_start": 0, "first": 0,
+                                  "settle": 0, "probe": 0})
         counts, _ = tcp_probe.classify(chg[2:], 50)
         self.assertEqual(counts["congestion"], 1)
 
@@ -95,6 +97,42 @@ class Parse(unittest.TestCase):
         counts, others = tcp_probe.classify(chg, 5)
         self.assertEqual((counts["first"], others),
                          (1, [(5.0, 125, 119, 110, 124, 0)]))
+
+    def test_settle_after_first_event(self):
+        # reno_tw 1.3: the first event (261 -> 196) is followed, once its
+        # recovery is over, by a raise of ssthresh and the window together
+        # to at most 95 % of 261 (248); not after any other event, and
+        # not past 95 %.
+        chg = [(14.8, 261, 261, 196, 259), (15.5, 196, 196, 248, 248),
+               (40.0, 260, 248, 247, 258)]
+        counts, others = tcp_probe.classify(chg, 5)
+        self.assertEqual((counts["first"], counts["settle"],
+                          counts["congestion"], others), (1, 1, 1, []))
+        counts, others = tcp_probe.classify(
+            [(14.8, 261, 261, 196, 259), (15.5, 196, 196, 250, 250)], 5)
+        self.assertEqual((counts["settle"], len(others)), (0, 1))
+        counts, others = tcp_probe.classify(
+            [(1.0, 100, 98, 95, 95), (2.0, 95, 95, 96, 96)], 5)
+        self.assertEqual(counts["settle"], 0)
+        # Seen on the paper's link with 1500-byte packets: the ACK that
+        # ended the first recovery (201 -> 100) started another (95 %),
+        # and the settling came after that one; only once.
+        counts, others = tcp_probe.classify(
+            [(5.3, 201, 201, 100, 199), (6.7, 100, 100, 95, 100),
+             (7.5, 95, 95, 115, 115), (9.0, 116, 115, 116, 116)], 5)
+        self.assertEqual((counts["first"], counts["congestion"],
+                          counts["settle"], len(others)), (1, 1, 1, 1))
+
+    def test_probe_end_then_first_event(self):
+        # Seen in window.sh's 20 Mbit/s, 50 ms, 20-packet path (6.1): the
+        # probe's end set ssthresh to the window (200 -> 245), the first
+        # event then took it to 160 and the settling to 185.
+        chg = [(0.673870, 245, 200, 245, 245, 0),
+               (0.678326, 245, 245, 160, 230, 0),
+               (0.886546, 160, 160, 185, 185, 0)]
+        counts, others = tcp_probe.classify(chg, 5)
+        self.assertEqual((counts["probe"], counts["first"],
+                          counts["settle"], others), (1, 1, 1, []))
 
     def test_first_event_may_raise_ssthresh(self):
         # Seen in CI, 6.1 guest: initial ssthresh 40, the window grew

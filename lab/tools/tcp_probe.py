@@ -142,17 +142,24 @@ def classify(chg, pct):
       kernel:     back to the value before the previous change, or raised
                   to max(ssthresh, 3/4 cwnd) (tcp_current_ssthresh(): undo
                   of a spurious reduction, cwnd validation, idle restart);
+      probe:      before any event, raised to the window (reno_tw: the
+                  probe past the initial ssthresh saw a queue);
       first:      the connection's first congestion event set it between
                   the half and the (100 - pct) % of the window (reno_tw:
                   what the path holds), above the initial ssthresh if
                   the window grew past it;
+      settle:     once after the first, when its recovery (or one more
+                  that its last ACK started) is over: raised, the window
+                  with it, to at most (100 - pct) % of the first event's
+                  window (reno_tw: that window less what was lost);
       other:      anything else, which must never happen.
     Each change is as changes() gives it; grown may be left out (0).
     Returns ({kind: count}, [other changes])."""
     counts = {"congestion": 0, "timeout": 0, "kernel": 0, "other": 0,
-              "slow_start": 0, "first": 0}
+              "slow_start": 0, "first": 0, "settle": 0, "probe": 0}
     others = []
     events = 0
+    first = None
     for i, (t, c0, s0, s1, c1, *g) in enumerate(chg):
         g = g[0] if g else 0
         if c1 <= 2 and decreased(c0, s1, 50, grown=g):
@@ -166,13 +173,20 @@ def classify(chg, pct):
         elif (i > 0 and s1 == chg[i - 1][2]) or \
                 (s1 > s0 and kernel_raise(c0, s0, s1, grown=g)):
             kind = "kernel"
+        elif not events and s0 < s1 and c0 <= s1 <= c0 + g + 2 and \
+                abs(c1 - s1) <= g + 2:
+            kind = "probe"
         elif not events and max(c0 // 2, 2) <= s1 <= \
                 max((c0 + g + 2) * (100 - pct) // 100, 2):
             kind = "first"
+            first = c0 + g + 2
+        elif first and not counts["settle"] and s0 < s1 <= \
+                first * (100 - pct) // 100 and abs(c1 - s1) <= 2:
+            kind = "settle"
         else:
             kind = "other"
             others.append((t, c0, s0, s1, c1, g))
-        if kind != "kernel":
+        if kind not in ("kernel", "settle", "probe"):
             events += 1
         counts[kind] += 1
     return counts, others
@@ -247,7 +261,8 @@ def main(argv=None):
             for line in around(recs, change[0]):
                 print("  " + line, file=sys.stderr)
         print(counts["congestion"], counts["timeout"], counts["kernel"],
-              counts["other"], counts["slow_start"], counts["first"])
+              counts["other"], counts["slow_start"], counts["first"],
+              counts["settle"])
     return 0
 
 

@@ -47,7 +47,8 @@
  *    the window before the timeout; the kernel sets cwnd to one segment
  *    beyond what is in flight.
  *  - Undo after a spurious recovery or timeout restores the prior window
- *    (tcp_reno_undo_cwnd) and ssthresh (the kernel keeps prior_ssthresh).
+ *    (tcp_reno_undo_cwnd) and ssthresh (the kernel keeps prior_ssthresh),
+ *    and cancels the settling below.
  *
  * Pacing (the paper's flow needed none: a 2 Mbit/s CBR source fed it, so
  * its application spaced the packets at the bottleneck's rate):
@@ -95,6 +96,17 @@
  *    of what it delivered in the last complete round trip and the last
  *    delivery-rate sample times the path's minimum RTT, kept between
  *    half the window and the paper's decrease (reno_tw_ssthresh()).
+ *  - That estimate is a round trip late: beside another flow the link
+ *    may have filled only in the round trip that lost, and what the one
+ *    before delivered is then far less than what the path held.  Once
+ *    the recovery from that first event is over, what it lost tells:
+ *    the window that overflowed less the segments lost in the episode
+ *    (tp->lost) is what the path carried.  ssthresh and the window rise
+ *    to that, at most to the paper's decrease from the window that
+ *    overflowed (reno_tw_settle()).  Beside a Reno flow on the paper's
+ *    link this took the window from 196 back to 247 (of 261 that
+ *    overflowed) instead of a minute of growth by one segment per
+ *    600 ms round trip.
  *  - Only the start of a connection changes: after the first congestion
  *    event the flow is the paper's (and today's) Reno with a 5 %
  *    decrease, as aggressive against a competing flow as without the
@@ -197,7 +209,9 @@ MODULE_PARM_DESC(probe,
  * initial ssthresh, the round trip being measured (ends when snd_una
  * reaches round_end; tp->delivered when it began), the segments delivered
  * in the last complete one, the RTT samples in a row that showed a queue
- * and the ACKed segments not yet turned into window.
+ * and the ACKed segments not yet turned into window; for the recovery
+ * from the first congestion event (settling): the window it started
+ * from, tp->lost when the connection started, and where it ends.
  */
 struct reno_tw {
 	u32 decrease_pct;
@@ -209,6 +223,10 @@ struct reno_tw {
 	u32 round_end;
 	u32 round_delivered;
 	u32 last_round_delivered;
+	u8 settling;
+	u32 loss_cwnd;
+	u32 lost_before;
+	u32 settle_end;
 };
 
 /* A new round trip starts with what is sent from now on. */
@@ -245,6 +263,8 @@ static void reno_tw_init(struct sock *sk)
 	ca->probe_acked = 0;
 	ca->delayed = 0;
 	ca->last_round_delivered = 0;
+	ca->settling = 0;
+	ca->lost_before = tp->lost;
 	if (ssthresh && (tp->snd_ssthresh >= TCP_INFINITE_SSTHRESH ||
 			 !tp->data_segs_out)) {
 		tp->snd_ssthresh = ssthresh;
@@ -308,16 +328,55 @@ static u32 reno_tw_ssthresh(struct sock *sk)
 				     div_u64((u64)tp->rate_delivered *
 					     tcp_min_rtt(tp),
 					     tp->rate_interval_us));
-		return clamp(held, half, max(half, gentle));
+		held = clamp(held, half, max(half, gentle));
+		/* Settle once this recovery is over (reno_tw_settle()). */
+		ca->settling = held < gentle;
+		ca->loss_cwnd = cwnd;
+		ca->settle_end = tp->snd_nxt;
+		return held;
 	}
 	if (tcp_in_slow_start(tp))
 		return half;
 	return gentle;
 }
 
+/* The recovery from the first congestion event is over: the window that
+ * overflowed less what the episode lost is what the path held.  Raise
+ * ssthresh and the window to that if it is more than the estimate the
+ * recovery started with, but never past the paper's decrease from the
+ * window that overflowed.  In slow start or the probe the window grew by
+ * a half or a quarter in the round trip before the loss was seen, and
+ * what the last round trip delivered is the window before that growth:
+ * alone on a path the link was full in that round trip, and it is what
+ * the path holds; beside another flow the link may have filled only in
+ * the last one.  Pacing spreads the raise over the round trip.
+ *
+ * A segment sent early in that recovery, into the queue the overshoot
+ * filled, may be found lost by the ACK that ends it, which then starts
+ * a second recovery at once: the settling waits for that one too, and
+ * its losses count against the estimate.
+ */
+static void reno_tw_settle(struct sock *sk, struct reno_tw *ca)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 lost, gentle, held;
+
+	ca->settling = 0;
+	lost = tp->lost - ca->lost_before;
+	if (lost >= ca->loss_cwnd)
+		return;
+	gentle = div_u64((u64)ca->loss_cwnd * (100 - ca->decrease_pct), 100);
+	held = min(ca->loss_cwnd - lost, gentle);
+	if (held <= tcp_snd_cwnd(tp) || held <= tp->snd_ssthresh)
+		return;
+	tp->snd_ssthresh = held;
+	tcp_snd_cwnd_set(tp, min(held, tp->snd_cwnd_clamp));
+}
+
 /* Slow start below ssthresh; past the initial one, while the probe goes
  * on, a quarter of slow start's growth; Reno's one segment per round
- * trip after.
+ * trip after.  Called in the Open and Disorder states only, so the first
+ * call at or past settle_end comes after the first recovery.
  */
 static void reno_tw_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
@@ -325,6 +384,8 @@ static void reno_tw_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 grow;
 
+	if (ca->settling && !before(tp->snd_una, ca->settle_end))
+		reno_tw_settle(sk, ca);
 	if (!ca->probing) {
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;
@@ -389,7 +450,15 @@ static void reno_tw_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 		tp->snd_ssthresh = max(tp->prior_cwnd >> 1U, 2U);
 		((struct reno_tw *)inet_csk_ca(sk))->startup = 0;
 		((struct reno_tw *)inet_csk_ca(sk))->probing = 0;
+		((struct reno_tw *)inet_csk_ca(sk))->settling = 0;
 	}
+}
+
+/* A spurious recovery is undone whole: nothing to settle. */
+static u32 reno_tw_undo_cwnd(struct sock *sk)
+{
+	((struct reno_tw *)inet_csk_ca(sk))->settling = 0;
+	return tcp_reno_undo_cwnd(sk);
 }
 
 static struct tcp_congestion_ops tcp_reno_tw __read_mostly = {
@@ -398,7 +467,7 @@ static struct tcp_congestion_ops tcp_reno_tw __read_mostly = {
 	.ssthresh	= reno_tw_ssthresh,
 	.cong_avoid	= reno_tw_cong_avoid,
 	.pkts_acked	= reno_tw_pkts_acked,
-	.undo_cwnd	= tcp_reno_undo_cwnd,
+	.undo_cwnd	= reno_tw_undo_cwnd,
 	.cwnd_event	= reno_tw_cwnd_event,
 	.owner		= THIS_MODULE,
 	.name		= "reno_tw",
@@ -421,4 +490,4 @@ module_exit(reno_tw_unregister);
 MODULE_AUTHOR("Research transports for Linux");
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("TCP-like TW: Reno with a high initial ssthresh and a gentle decrease, for long-delay links");
-MODULE_VERSION("1.2");
+MODULE_VERSION("1.3");
