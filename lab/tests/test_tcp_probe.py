@@ -114,14 +114,18 @@ class Parse(unittest.TestCase):
         counts, others = tcp_probe.classify(
             [(1.0, 100, 98, 95, 95), (2.0, 95, 95, 96, 96)], 5)
         self.assertEqual(counts["settle"], 0)
-        # Seen on the paper's link with 1500-byte packets: the ACK that
-        # ended the first recovery (201 -> 100) started another (95 %),
-        # and the settling came after that one; only once.
+        # The ACK that ended the first recovery (201 -> 100) settled it
+        # at 119 and started another recovery (95 %: 113) at once: the
+        # trace shows one change, below the window; only once.
         counts, others = tcp_probe.classify(
-            [(5.3, 201, 201, 100, 199), (6.7, 100, 100, 95, 100),
-             (7.5, 95, 95, 115, 115), (9.0, 116, 115, 116, 116)], 5)
-        self.assertEqual((counts["first"], counts["congestion"],
-                          counts["settle"], len(others)), (1, 1, 1, 1))
+            [(5.3, 201, 201, 100, 199), (6.7, 100, 100, 113, 119),
+             (9.0, 116, 113, 116, 116)], 5)
+        self.assertEqual((counts["first"], counts["settle"], len(others)),
+                         (1, 1, 1))
+        # Not a window below the new value.
+        counts, others = tcp_probe.classify(
+            [(5.3, 201, 201, 100, 199), (6.7, 100, 100, 113, 100)], 5)
+        self.assertEqual((counts["settle"], len(others)), (0, 1))
 
     def test_probe_end_then_first_event(self):
         # Seen in window.sh's 20 Mbit/s, 50 ms, 20-packet path (6.1): the

@@ -211,7 +211,7 @@ MODULE_PARM_DESC(probe,
  * in the last complete one, the RTT samples in a row that showed a queue
  * and the ACKed segments not yet turned into window; for the recovery
  * from the first congestion event (settling): the window it started
- * from, tp->lost when the connection started, and where it ends.
+ * from and tp->lost when the connection started.
  */
 struct reno_tw {
 	u32 decrease_pct;
@@ -226,7 +226,6 @@ struct reno_tw {
 	u8 settling;
 	u32 loss_cwnd;
 	u32 lost_before;
-	u32 settle_end;
 };
 
 /* A new round trip starts with what is sent from now on. */
@@ -332,7 +331,6 @@ static u32 reno_tw_ssthresh(struct sock *sk)
 		/* Settle once this recovery is over (reno_tw_settle()). */
 		ca->settling = held < gentle;
 		ca->loss_cwnd = cwnd;
-		ca->settle_end = tp->snd_nxt;
 		return held;
 	}
 	if (tcp_in_slow_start(tp))
@@ -340,21 +338,21 @@ static u32 reno_tw_ssthresh(struct sock *sk)
 	return gentle;
 }
 
-/* The recovery from the first congestion event is over: the window that
- * overflowed less what the episode lost is what the path held.  Raise
- * ssthresh and the window to that if it is more than the estimate the
+/* The recovery from the first congestion event ends (Recovery -> Open):
+ * the window that overflowed less what the episode lost is what the path
+ * carried.  Raise ssthresh to that if it is more than the estimate the
  * recovery started with, but never past the paper's decrease from the
- * window that overflowed.  In slow start or the probe the window grew by
- * a half or a quarter in the round trip before the loss was seen, and
- * what the last round trip delivered is the window before that growth:
- * alone on a path the link was full in that round trip, and it is what
- * the path holds; beside another flow the link may have filled only in
- * the last one.  Pacing spreads the raise over the round trip.
- *
- * A segment sent early in that recovery, into the queue the overshoot
- * filled, may be found lost by the ACK that ends it, which then starts
- * a second recovery at once: the settling waits for that one too, and
- * its losses count against the estimate.
+ * window that overflowed; the kernel then sets the window to ssthresh
+ * (tcp_end_cwnd_reduction()), or slow start takes it there.  In slow
+ * start or the probe the window grew by a half or a quarter in the round
+ * trip before the loss was seen, and what the last round trip delivered
+ * is the window before that growth: alone on a path the link was full in
+ * that round trip, and it is what the path holds; beside another flow
+ * the link may have filled only in the last one.  Pacing spreads the
+ * raise over the round trip.  Taken when the recovery ends, before the
+ * same ACK may find a segment sent into the overfull queue early in the
+ * recovery lost and start another: that one is a congestion event of its
+ * own.
  */
 static void reno_tw_settle(struct sock *sk, struct reno_tw *ca)
 {
@@ -367,16 +365,13 @@ static void reno_tw_settle(struct sock *sk, struct reno_tw *ca)
 		return;
 	gentle = div_u64((u64)ca->loss_cwnd * (100 - ca->decrease_pct), 100);
 	held = min(ca->loss_cwnd - lost, gentle);
-	if (held <= tcp_snd_cwnd(tp) || held <= tp->snd_ssthresh)
-		return;
-	tp->snd_ssthresh = held;
-	tcp_snd_cwnd_set(tp, min(held, tp->snd_cwnd_clamp));
+	if (held > tp->snd_ssthresh)
+		tp->snd_ssthresh = min(held, tp->snd_cwnd_clamp);
 }
 
 /* Slow start below ssthresh; past the initial one, while the probe goes
  * on, a quarter of slow start's growth; Reno's one segment per round
- * trip after.  Called in the Open and Disorder states only, so the first
- * call at or past settle_end comes after the first recovery.
+ * trip after.
  */
 static void reno_tw_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
@@ -384,8 +379,6 @@ static void reno_tw_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 grow;
 
-	if (ca->settling && !before(tp->snd_una, ca->settle_end))
-		reno_tw_settle(sk, ca);
 	if (!ca->probing) {
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;
@@ -450,8 +443,27 @@ static void reno_tw_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 		tp->snd_ssthresh = max(tp->prior_cwnd >> 1U, 2U);
 		((struct reno_tw *)inet_csk_ca(sk))->startup = 0;
 		((struct reno_tw *)inet_csk_ca(sk))->probing = 0;
-		((struct reno_tw *)inet_csk_ca(sk))->settling = 0;
 	}
+}
+
+/* Called before the state changes.  The end of the first recovery
+ * settles.  Only a loss recovery does: an ECN mark (CWR, or a local
+ * qdisc's congestion notice) drops nothing, so "the window less what was
+ * lost" is the whole window, however far past the path it had grown; and
+ * a timeout (Loss, which may come in the middle of that recovery without
+ * a new .ssthresh or CA_EVENT_LOSS) ends with a slow start of its own.
+ */
+static void reno_tw_set_state(struct sock *sk, u8 new_state)
+{
+	struct reno_tw *ca = inet_csk_ca(sk);
+
+	if (!ca->settling)
+		return;
+	if (new_state == TCP_CA_CWR || new_state == TCP_CA_Loss)
+		ca->settling = 0;
+	else if (new_state == TCP_CA_Open &&
+		 inet_csk(sk)->icsk_ca_state == TCP_CA_Recovery)
+		reno_tw_settle(sk, ca);
 }
 
 /* A spurious recovery is undone whole: nothing to settle. */
@@ -469,6 +481,7 @@ static struct tcp_congestion_ops tcp_reno_tw __read_mostly = {
 	.pkts_acked	= reno_tw_pkts_acked,
 	.undo_cwnd	= reno_tw_undo_cwnd,
 	.cwnd_event	= reno_tw_cwnd_event,
+	.set_state	= reno_tw_set_state,
 	.owner		= THIS_MODULE,
 	.name		= "reno_tw",
 };

@@ -24,7 +24,7 @@
 . "$(dirname "$0")/../lib.sh"
 lib_init
 
-lib_require_cmd iperf3 tc pkill
+lib_require_cmd iperf3 tc pkill nstat
 lib_require_module tcp_reno_tw
 PARAMS=/sys/module/tcp_reno_tw/parameters
 PROBE="$PYTHON -m lab.tools.tcp_probe"
@@ -240,4 +240,28 @@ lib_check "the first event's recovery settles once, nothing unexplained" \
 lib_check_timed "it settles at the BDP (165) or more, above the first event's value" \
 	bash -c "[ ${s_settle:-0} -ge 165 ] && [ ${s_settle:-0} -gt ${s_first:-0} ]"
 
+# 6. Only a loss settles.  An ECN mark drops nothing, so the window less
+#    what was lost would be the whole window, however far past the path
+#    it grew.  The path of section 5 with RED marking ECN-capable packets
+#    (from an average of 250 packets; a limit of 1000 leaves room for the
+#    overshoot), an initial ssthresh of 1000 so that the marks come in
+#    slow start, where the first event sets what the last round trip
+#    delivered, about half the window, the sender asking for ECN: the
+#    first event comes from marks (CWR), and no change raises ssthresh
+#    after it (module 1.3 before it learnt this raised it to 95 % of the
+#    window).
+lib_topo_up dumbbell --rate 20mbit --delay 50ms --queue 1000 --qdisc red --ecn
+lib_nsx s1 sysctl -qw net.ipv4.tcp_ecn=1
+echo 1000 > $PARAMS/initial_ssthresh
+flow ecn reno_tw 3
+echo 200 > $PARAMS/initial_ssthresh
+read -r ce retrans <<< "$(lib_nsx s1 nstat -asz TcpExtTCPDeliveredCE TcpRetransSegs |
+	awk '{ v[$1] = $2 } END { print v["TcpExtTCPDeliveredCE"] + 0, v["TcpRetransSegs"] + 0 }')"
+read -r m t u o ss fe se <<< "$(classify ecn 5)"
+read -r t_first c_first _ s_first _ <<< "$(awk '$4 < $3' "$TMPD/ecn.chg" | head -1)"
+lib_log "ECN: first event at ${t_first:-?}s: cwnd ${c_first:-?}, ssthresh to ${s_first:-?}; $ce segments delivered CE-marked, $retrans retransmitted; $se settled, $m at 95 %, $o unexplained"
+lib_check "ECN: marks arrived, and a first event" \
+	bash -c "[ '$fe' = 1 ] && [ '${ce:-0}' -gt 0 ]"
+lib_check "ECN: no settling after it, nothing unexplained" \
+	bash -c "[ '$se' = 0 ] && [ '$o' = 0 ]"
 lib_finish
