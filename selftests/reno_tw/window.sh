@@ -222,12 +222,11 @@ lib_check "no congestion event in the probe (no decrease of ssthresh)" \
 #    165 packets and a queue of 20.  A paced slow start overflows it and
 #    grows on in the round trip before the loss is seen, so the first
 #    event works the window down to what the last round trip delivered,
-#    about half; once that recovery is over (and one more that its last
-#    ACK may start), ssthresh and the window go back up together to the
-#    window less what was lost: what the path held, at least its BDP, at
-#    most 95 % of the window (the classes of lab/tools/tcp_probe.py check
-#    the bounds; version 1.2 stayed at the half, and this section fails
-#    on it).
+#    about half; when that recovery ends, ssthresh and the window go
+#    back up together to the window less what was lost: what the path
+#    held, at least its BDP, at most 95 % of the window (the classes of
+#    lab/tools/tcp_probe.py check the bounds; version 1.2 stayed at the
+#    half, and this section fails on it).
 lib_topo_up dumbbell --rate 20mbit --delay 50ms --queue 20
 flow settle reno_tw 3
 read -r m t u o ss fe se <<< "$(classify settle 5)"
