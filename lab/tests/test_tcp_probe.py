@@ -122,10 +122,12 @@ class Parse(unittest.TestCase):
              (9.0, 116, 113, 116, 116)], 5)
         self.assertEqual((counts["first"], counts["settle"], len(others)),
                          (1, 1, 1))
-        # Not a window below the new value.
+        # Seen in CI (6.1): the window stayed at 164 below the settled
+        # 174 (no undo marker, so the kernel did not reset it) and slow
+        # start takes it there.
         counts, others = tcp_probe.classify(
-            [(5.3, 201, 201, 100, 199), (6.7, 100, 100, 113, 100)], 5)
-        self.assertEqual((counts["settle"], len(others)), (0, 1))
+            [(0.68, 253, 253, 163, 240), (0.90, 163, 163, 174, 164)], 5)
+        self.assertEqual((counts["settle"], others), (1, []))
 
     def test_probe_end_then_first_event(self):
         # Seen in window.sh's 20 Mbit/s, 50 ms, 20-packet path (6.1): the

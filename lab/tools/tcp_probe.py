@@ -150,10 +150,11 @@ def classify(chg, pct):
                   the window grew past it;
       settle:     once after the first, when its recovery is over:
                   raised to at most (100 - pct) % of the first event's
-                  window (reno_tw: that window less what was lost), the
-                  window with it; if the ACK that ended the recovery
-                  started another, the trace shows that one's value, 95 %
-                  of the settled window, below the window;
+                  window (reno_tw: that window less what was lost); the
+                  window follows at once or by slow start (the kernel
+                  resets it to ssthresh only if undo was still possible);
+                  if the ACK that ended the recovery started another, the
+                  trace shows that one's value, 95 % of the settled one;
       other:      anything else, which must never happen.
     Each change is as changes() gives it; grown may be left out (0).
     Returns ({kind: count}, [other changes])."""
@@ -183,7 +184,7 @@ def classify(chg, pct):
             kind = "first"
             first = c0 + g + 2
         elif first and not counts["settle"] and s0 < s1 <= \
-                first * (100 - pct) // 100 and c1 + 2 >= s1:
+                first * (100 - pct) // 100:
             kind = "settle"
         else:
             kind = "other"

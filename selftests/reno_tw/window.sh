@@ -222,8 +222,9 @@ lib_check "no congestion event in the probe (no decrease of ssthresh)" \
 #    165 packets and a queue of 20.  A paced slow start overflows it and
 #    grows on in the round trip before the loss is seen, so the first
 #    event works the window down to what the last round trip delivered,
-#    about half; when that recovery ends, ssthresh and the window go
-#    back up together to the window less what was lost: what the path
+#    about half; when that recovery ends, ssthresh goes back up (the
+#    window with it, or by slow start) to the window less what was lost:
+#    what the path
 #    held, at least its BDP, at most 95 % of the window (the classes of
 #    lab/tools/tcp_probe.py check the bounds; version 1.2 stayed at the
 #    half, and this section fails on it).
