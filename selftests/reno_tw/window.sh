@@ -225,7 +225,8 @@ lib_check "no congestion event in the probe (no decrease of ssthresh)" \
 #    about half; when that recovery ends, ssthresh goes back up (the
 #    window with it, or by slow start) to the window less what was lost:
 #    what the path
-#    held, at least its BDP, at most 95 % of the window (the classes of
+#    held, about its BDP or more (172 to 185 seen; 150 asked), at most
+#    95 % of the window (the classes of
 #    lab/tools/tcp_probe.py check the bounds; version 1.2 stayed at the
 #    half, and this section fails on it).
 lib_topo_up dumbbell --rate 20mbit --delay 50ms --queue 20
@@ -237,8 +238,8 @@ read -r t_settle _ _ s_settle c_settle _ <<< "$(awk -v t="${t_first:-1e9}" \
 lib_log "first event at ${t_first:-?}s: cwnd ${c_first:-?}, ssthresh to ${s_first:-?}; then at ${t_settle:-?}s ssthresh ${s_settle:-?}, cwnd ${c_settle:-?} ($se settled, $o unexplained)"
 lib_check "the first event's recovery settles once, nothing unexplained" \
 	bash -c "[ '$fe' = 1 ] && [ '$se' = 1 ] && [ '$o' = 0 ]"
-lib_check_timed "it settles at the BDP (165) or more, above the first event's value" \
-	bash -c "[ ${s_settle:-0} -ge 165 ] && [ ${s_settle:-0} -gt ${s_first:-0} ]"
+lib_check_timed "it settles above the first event's value, at 90 % of the BDP (150) or more" \
+	bash -c "[ ${s_settle:-0} -ge 150 ] && [ ${s_settle:-0} -gt ${s_first:-0} ]"
 
 # 6. Only a loss settles.  An ECN mark drops nothing, so the window less
 #    what was lost would be the whole window, however far past the path
