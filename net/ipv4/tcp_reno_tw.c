@@ -287,6 +287,12 @@ static void reno_tw_release(struct sock *sk)
 			SK_PACING_NONE);
 }
 
+/* The paper's decrease from @cwnd, floored, the product in 64 bits. */
+static u32 reno_tw_decreased(const struct reno_tw *ca, u64 cwnd)
+{
+	return div_u64(cwnd * (100 - ca->decrease_pct), 100);
+}
+
 /* In congestion avoidance max(cwnd * (100 - decrease) / 100, 2), the
  * product in 64 bits: in 32 it would wrap above 43 million segments.
  *
@@ -317,7 +323,7 @@ static u32 reno_tw_ssthresh(struct sock *sk)
 	u32 half, gentle, held;
 
 	half = max_t(u32, cwnd >> 1U, 2U);
-	gentle = max_t(u32, div_u64(cwnd * (100 - ca->decrease_pct), 100), 2U);
+	gentle = max(reno_tw_decreased(ca, cwnd), 2U);
 	if (ca->startup) {
 		ca->startup = 0;
 		ca->probing = 0;
@@ -363,7 +369,7 @@ static void reno_tw_settle(struct sock *sk, struct reno_tw *ca)
 	lost = tp->lost - ca->lost_before;
 	if (lost >= ca->loss_cwnd)
 		return;
-	gentle = div_u64((u64)ca->loss_cwnd * (100 - ca->decrease_pct), 100);
+	gentle = reno_tw_decreased(ca, ca->loss_cwnd);
 	held = min(ca->loss_cwnd - lost, gentle);
 	if (held > tp->snd_ssthresh)
 		tp->snd_ssthresh = min(held, tp->snd_cwnd_clamp);
