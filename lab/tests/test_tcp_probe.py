@@ -53,7 +53,7 @@ class Parse(unittest.TestCase):
 
     def test_classify(self):
         recs = tcp_probe.busiest(tcp_probe.parse(TRACE))
-        counts, others = tcp_probe.classify(tcp_probe.changes(recs), 5)
+        counts, others, _ = tcp_probe.classify(tcp_probe.changes(recs), 5)
         self.assertEqual(counts, {"congestion": 2, "timeout": 1,
                                   "kernel": 0, "other": 1,
                                   "slow_start": 0, "first": 0,
@@ -66,35 +66,51 @@ class Parse(unittest.TestCase):
         chg = [(1.0, 100, 98, 95, 95),      # 95 % (cwnd >= ssthresh)
                (2.0, 95, 95, 98, 96),       # undo: back to 98
                (3.0, 100, 98, 50, 100)]     # halving in congestion
-        counts, others = tcp_probe.classify(chg, 5)  # avoidance: not ours
+        counts, others, _ = tcp_probe.classify(chg, 5)  # avoidance: not ours
         self.assertEqual(counts, {"congestion": 1, "timeout": 0,
                                   "kernel": 1, "other": 1,
                                   "slow_start": 0, "first": 0,
                                   "settle": 0, "probe": 0})
-        counts, _ = tcp_probe.classify(chg[2:], 50)
+        counts, _, _ = tcp_probe.classify(chg[2:], 50)
         self.assertEqual(counts["congestion"], 1)
 
     def test_kernel_raise_to_three_quarters(self):
         # Seen in a 6.1 guest: ssthresh 10 -> 12 at cwnd 15 (16 after).
         chg = [(0.6, 15, 10, 12, 16), (0.7, 17, 12, 13, 18),
                (0.8, 40, 13, 35, 41)]            # 35 > 3/4 of 42: other
-        counts, others = tcp_probe.classify(chg, 50)
+        counts, others, _ = tcp_probe.classify(chg, 50)
         self.assertEqual(counts["kernel"], 2)
         self.assertEqual([o[3] for o in others], [35])
 
     def test_slow_start_loss_halves(self):
         # A loss below ssthresh 200: Reno's half, not 95 %; 95 % of a
-        # window in slow start is still a congestion event.
-        chg = [(1.0, 199, 200, 99, 199), (2.0, 120, 200, 114, 120)]
-        counts, others = tcp_probe.classify(chg, 5)
-        self.assertEqual((counts["slow_start"], counts["congestion"],
-                          others), (1, 1, []))
+        # window in slow start is still a congestion event.  The half as
+        # the connection's first event is reno_tw's estimate at its lower
+        # bound.
+        chg = [(1.0, 199, 200, 99, 199), (2.0, 120, 200, 114, 120),
+               (3.0, 150, 160, 75, 150)]
+        counts, others, startup = tcp_probe.classify(chg, 5)
+        self.assertEqual((counts["first"], counts["congestion"],
+                          counts["slow_start"], others), (1, 1, 1, []))
+        self.assertEqual(startup, {"first": 99, "settled": None})
+
+    def test_first_event_at_the_half_then_settle(self):
+        # Seen in window.sh section 2 (6.1, 0.5 % random loss, initial
+        # ssthresh 40): the first event in slow start at a window of 26
+        # set the half (13), and its recovery settled at 24, 95 % of the
+        # window less the one segment lost.
+        chg = [(0.115614, 26, 40, 13, 19, 0), (0.161605, 13, 13, 24, 24, 0),
+               (0.244581, 25, 24, 23, 23, 0)]
+        counts, others, startup = tcp_probe.classify(chg, 5)
+        self.assertEqual((counts["first"], counts["settle"],
+                          counts["congestion"], others), (1, 1, 1, []))
+        self.assertEqual(startup, {"first": 13, "settled": 24})
 
     def test_first_event_to_what_the_path_holds(self):
         # reno_tw's first congestion event: between half and 95 % of the
         # window (201 -> 119); only the first one.
         chg = [(3.6, 201, 201, 119, 199), (5.0, 125, 119, 110, 124)]
-        counts, others = tcp_probe.classify(chg, 5)
+        counts, others, _ = tcp_probe.classify(chg, 5)
         self.assertEqual((counts["first"], others),
                          (1, [(5.0, 125, 119, 110, 124, 0)]))
 
@@ -105,27 +121,39 @@ class Parse(unittest.TestCase):
         # not past 95 %.
         chg = [(14.8, 261, 261, 196, 259), (15.5, 196, 196, 248, 248),
                (40.0, 260, 248, 247, 258)]
-        counts, others = tcp_probe.classify(chg, 5)
+        counts, others, _ = tcp_probe.classify(chg, 5)
         self.assertEqual((counts["first"], counts["settle"],
                           counts["congestion"], others), (1, 1, 1, []))
-        counts, others = tcp_probe.classify(
+        counts, others, _ = tcp_probe.classify(
             [(14.8, 261, 261, 196, 259), (15.5, 196, 196, 250, 250)], 5)
         self.assertEqual((counts["settle"], len(others)), (0, 1))
-        counts, others = tcp_probe.classify(
+        counts, others, _ = tcp_probe.classify(
             [(1.0, 100, 98, 95, 95), (2.0, 95, 95, 96, 96)], 5)
         self.assertEqual(counts["settle"], 0)
         # The ACK that ended the first recovery (201 -> 100) settled it
         # at 119 and started another recovery (95 %: 113) at once: the
         # trace shows one change, below the window; only once.
-        counts, others = tcp_probe.classify(
+        counts, others, _ = tcp_probe.classify(
             [(5.3, 201, 201, 100, 199), (6.7, 100, 100, 113, 119),
              (9.0, 116, 113, 116, 116)], 5)
         self.assertEqual((counts["first"], counts["settle"], len(others)),
                          (1, 1, 1))
+        # Seen in CI (6.1, 4fb2912): the first event (259 -> 181); the
+        # ACK that ended its recovery settled at 184 and started another
+        # recovery at once (95 %: 174), below the first event's value.
+        counts, others, startup = tcp_probe.classify(
+            [(0.70, 259, 259, 181, 250), (0.93, 181, 181, 174, 181)], 5)
+        self.assertEqual((counts["settle"], others), (1, []))
+        self.assertEqual(startup, {"first": 181, "settled": 184})
+        # Not from a value it could not have settled at: 95 % of 171 is
+        # below the first event's 181.
+        counts, others, _ = tcp_probe.classify(
+            [(0.70, 259, 259, 181, 250), (0.93, 190, 181, 162, 181)], 5)
+        self.assertEqual((counts["settle"], len(others)), (0, 1))
         # Seen in CI (6.1): the window stayed at 164 below the settled
         # 174 (no undo marker, so the kernel did not reset it) and slow
         # start takes it there.
-        counts, others = tcp_probe.classify(
+        counts, others, _ = tcp_probe.classify(
             [(0.68, 253, 253, 163, 240), (0.90, 163, 163, 174, 164)], 5)
         self.assertEqual((counts["settle"], others), (1, []))
 
@@ -136,7 +164,7 @@ class Parse(unittest.TestCase):
         chg = [(0.673870, 245, 200, 245, 245, 0),
                (0.678326, 245, 245, 160, 230, 0),
                (0.886546, 160, 160, 185, 185, 0)]
-        counts, others = tcp_probe.classify(chg, 5)
+        counts, others, _ = tcp_probe.classify(chg, 5)
         self.assertEqual((counts["probe"], counts["first"],
                           counts["settle"], others), (1, 1, 1, []))
 
@@ -145,12 +173,12 @@ class Parse(unittest.TestCase):
         # past it to 52, and the first event set what the path held, 48:
         # between the half (26) and 95 % (49), above the old ssthresh.
         chg = [(0.896015, 52, 40, 48, 50, 0)]
-        counts, others = tcp_probe.classify(chg, 5)
+        counts, others, _ = tcp_probe.classify(chg, 5)
         self.assertEqual((counts["first"], others), (1, []))
 
     def test_congestion_event_may_raise_ssthresh(self):
         # Seen in a 6.1 guest: ssthresh 40, window grew to 51, loss: 48.
-        counts, _ = tcp_probe.classify([(1.0, 51, 40, 48, 50)], 5)
+        counts, _, _ = tcp_probe.classify([(1.0, 51, 40, 48, 50)], 5)
         self.assertEqual(counts["congestion"], 1)
 
     def test_stretch_ack_in_slow_start(self):
@@ -162,7 +190,7 @@ class Parse(unittest.TestCase):
                 (0.2, 27, 38, 7 * mss), (0.3, 25, 36, 18 * mss)]
         chg = tcp_probe.changes(recs)
         self.assertEqual(chg, [(0.3, 27, 38, 36, 25, 11)])
-        counts, others = tcp_probe.classify(chg, 5)
+        counts, others, _ = tcp_probe.classify(chg, 5)
         self.assertEqual((counts["congestion"], others), (1, []))
         # Without the 11 segments it is not explained; nor by more than
         # ssthresh and the slack allow (slow start stops at ssthresh): 39

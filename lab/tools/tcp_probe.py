@@ -18,7 +18,9 @@ ACK (or by a timer in between).
   tcp_probe.py decrease TRACE --pct P   classify every change of ssthresh
                                         against a multiplicative decrease of
                                         P percent: prints "congestion
-                                        timeout kernel other"
+                                        timeout kernel other slow_start
+                                        first settle first_value
+                                        settled_value" (classify())
   tcp_probe.py marks TRACE              "t text" of every line a test wrote
                                         to trace_marker, t on the time base
                                         of records
@@ -130,13 +132,27 @@ def kernel_raise(cwnd, ssthresh_before, ssthresh, slack=2, grown=0):
                for c in range(cwnd, cwnd + grown + slack + 1))
 
 
+def settled(ssthresh_before, ssthresh, most, pct):
+    """The value a settling raised ssthresh to, or None: ssthresh itself
+    if it rose to at most `most`; or, when the ACK that ended the
+    recovery started another at once, the smallest value above
+    ssthresh_before and at most `most` whose decrease of pct percent is
+    ssthresh (the trace shows only the second change, which may then lie
+    below ssthresh_before)."""
+    if ssthresh_before < ssthresh <= most:
+        return ssthresh
+    return next((h for h in range(ssthresh_before + 1, most + 1)
+                 if max(h * (100 - pct) // 100, 2) == ssthresh), None)
+
+
 def classify(chg, pct):
     """Sort changes of ssthresh into what a Reno-style algorithm with a
     decrease of pct percent, and the kernel around it, can do:
       congestion: set to (100 - pct) % of the window (recovery, ECN);
       slow_start: a congestion event while the window was below
                   ssthresh, which reno_tw meets with Reno's half (the
-                  paper's decrease is for congestion avoidance);
+                  paper's decrease is for congestion avoidance), but for
+                  the connection's first (see first);
       timeout:    the window collapsed to 1-2 segments and ssthresh is
                   half the window (RFC 5681 after an RTO);
       kernel:     back to the value before the previous change, or raised
@@ -145,9 +161,9 @@ def classify(chg, pct):
       probe:      before any event, raised to the window (reno_tw: the
                   probe past the initial ssthresh saw a queue);
       first:      the connection's first congestion event set it between
-                  the half and the (100 - pct) % of the window (reno_tw:
-                  what the path holds), above the initial ssthresh if
-                  the window grew past it;
+                  the half and the (100 - pct) % of the window, both
+                  included (reno_tw: what the path holds), above the
+                  initial ssthresh if the window grew past it;
       settle:     once after the first, when its recovery is over:
                   raised to at most (100 - pct) % of the first event's
                   window (reno_tw: that window less what was lost); the
@@ -157,19 +173,23 @@ def classify(chg, pct):
                   trace shows that one's value, 95 % of the settled one;
       other:      anything else, which must never happen.
     Each change is as changes() gives it; grown may be left out (0).
-    Returns ({kind: count}, [other changes])."""
+    Returns ({kind: count}, [other changes], {"first": the value the
+    first event set, "settled": the value the settling raised it to},
+    either None if there was none)."""
     counts = {"congestion": 0, "timeout": 0, "kernel": 0, "other": 0,
               "slow_start": 0, "first": 0, "settle": 0, "probe": 0}
     others = []
     events = 0
     first = None
+    startup = {"first": None, "settled": None}
     for i, (t, c0, s0, s1, c1, *g) in enumerate(chg):
         g = g[0] if g else 0
         if c1 <= 2 and decreased(c0, s1, 50, grown=g):
             kind = "timeout"
         elif c0 < s0 and decreased(c0, s1, 50, slack=0,
                                    grown=min(g + 2, s0 - 1 - c0)):
-            kind = "slow_start"
+            # The first event's estimate may be its lower bound, the half.
+            kind = "slow_start" if events else "first"
         elif decreased(c0, s1, pct, grown=g):
             # May be above the old value: the window grew past it.
             kind = "congestion"
@@ -182,17 +202,21 @@ def classify(chg, pct):
         elif not events and max(c0 // 2, 2) <= s1 <= \
                 max((c0 + g + 2) * (100 - pct) // 100, 2):
             kind = "first"
-            first = c0 + g + 2
-        elif first and not counts["settle"] and s0 < s1 <= \
-                first * (100 - pct) // 100:
+        elif first and not counts["settle"] and \
+                settled(s0, s1, first * (100 - pct) // 100, pct):
             kind = "settle"
+            startup["settled"] = settled(s0, s1, first * (100 - pct) // 100,
+                                         pct)
         else:
             kind = "other"
             others.append((t, c0, s0, s1, c1, g))
+        if kind == "first":
+            first = c0 + g + 2
+            startup["first"] = s1
         if kind not in ("kernel", "settle", "probe"):
             events += 1
         counts[kind] += 1
-    return counts, others
+    return counts, others, startup
 
 
 def tracing(path, value):
@@ -256,7 +280,7 @@ def main(argv=None):
             print("%.6f %d %d %d %d %d" % change)
     else:
         recs = busiest(flows)
-        counts, others = classify(changes(recs), args.pct)
+        counts, others, startup = classify(changes(recs), args.pct)
         for change in others:
             print("unexplained ssthresh change (t cwnd ssthresh -> "
                   "ssthresh cwnd, grown): %.6f %d %d %d %d %d" % change,
@@ -265,7 +289,8 @@ def main(argv=None):
                 print("  " + line, file=sys.stderr)
         print(counts["congestion"], counts["timeout"], counts["kernel"],
               counts["other"], counts["slow_start"], counts["first"],
-              counts["settle"])
+              counts["settle"], startup["first"] or 0,
+              startup["settled"] or 0)
     return 0
 
 

@@ -94,8 +94,9 @@ flow() {
 
 # classify NAME PCT: "congestion timeout kernel unexplained slow_start
 # first settle" counts of the flow's changes of ssthresh for a decrease
-# of PCT percent (lab/tools/tcp_probe.py classify); unexplained changes
-# are logged.
+# of PCT percent, then the values the first event and the settling set
+# (0 if none; lab/tools/tcp_probe.py classify); unexplained changes are
+# logged.
 classify() {
 	$PROBE decrease "$TMPD/$1.trace" --pct "$2" 2> "$TMPD/$1.why"
 	sed 's/^/# /' "$TMPD/$1.why" >&2
@@ -149,14 +150,14 @@ DELAY_US=20000
 lib_topo_up dumbbell --rate 10mbit --delay 20ms --queue 100 --loss 0.5
 echo 40 > $PARAMS/initial_ssthresh
 flow tw5 reno_tw 8
-read -r m t u o ss fe se <<< "$(classify tw5 5)"
+read -r m t u o ss fe se v_first v_settled <<< "$(classify tw5 5)"
 lib_log "decrease_pct=5: $m changes to 95 % of cwnd, $ss halvings in slow start, $fe first events (to what the path holds), $se settled after it, $t by timeouts, $u by the kernel, $o unexplained"
 lib_check_timed "congestion events seen: at least 5 changes to floor(95 % of cwnd)" lib_at_least "$m" 5
 lib_check "every change of ssthresh explained (95 %, timeout or kernel)" test "$o" = 0
 
 echo 50 > $PARAMS/decrease_pct
 flow tw50pct reno_tw 8
-read -r m t u o ss fe se <<< "$(classify tw50pct 50)"
+read -r m t u o ss fe se v_first v_settled <<< "$(classify tw50pct 50)"
 lib_log "decrease_pct=50: $m changes to 50 % of cwnd, $ss halvings in slow start, $fe first events, $se settled, $t by timeouts, $u by the kernel, $o unexplained"
 lib_check "decrease_pct=50: at least 5 changes to 50 %, none unexplained" \
 	bash -c "[ $m -ge 5 ] && [ $o = 0 ]"
@@ -219,27 +220,27 @@ lib_check "no congestion event in the probe (no decrease of ssthresh)" \
 
 # 5. The first congestion event settles (module 1.3).  The path holds
 #    fewer packets than the initial ssthresh: 20 Mbit/s, 50 ms, a BDP of
-#    165 packets and a queue of 20.  A paced slow start overflows it and
-#    grows on in the round trip before the loss is seen, so the first
-#    event works the window down to what the last round trip delivered,
-#    about half; when that recovery ends, ssthresh goes back up (the
-#    window with it, or by slow start) to the window less what was lost:
-#    what the path
-#    held, about its BDP or more (172 to 185 seen; 150 asked), at most
-#    95 % of the window (the classes of
-#    lab/tools/tcp_probe.py check the bounds; version 1.2 stayed at the
-#    half, and this section fails on it).
+#    165 packets and a queue of 20.  A paced slow start (and the probe)
+#    overflows it and grows on in the round trip before the loss is seen,
+#    so the first event sets what the last round trip delivered (158 to
+#    181 seen, at windows of 247 to 259); when that recovery ends,
+#    ssthresh goes back up (the window with it, or by slow start) to the
+#    window less what was lost, what the path held (174 to 185 seen),
+#    at most 95 % of the window.  The ACK that ends the recovery may
+#    start another (a segment sent into the full queue early in it was
+#    lost too): the trace then shows only 95 % of the settled value, which
+#    lab/tools/tcp_probe.py classify works back.  Version 1.2 stayed at
+#    the first event's value, and fails the last check unless that was
+#    already the BDP (in one run of seven).
 lib_topo_up dumbbell --rate 20mbit --delay 50ms --queue 20
 flow settle reno_tw 3
-read -r m t u o ss fe se <<< "$(classify settle 5)"
-read -r t_first c_first _ s_first _ <<< "$(awk '$4 < $3' "$TMPD/settle.chg" | head -1)"
-read -r t_settle _ _ s_settle c_settle _ <<< "$(awk -v t="${t_first:-1e9}" \
-	'$1 > t && $4 > $3' "$TMPD/settle.chg" | head -1)"
-lib_log "first event at ${t_first:-?}s: cwnd ${c_first:-?}, ssthresh to ${s_first:-?}; then at ${t_settle:-?}s ssthresh ${s_settle:-?}, cwnd ${c_settle:-?} ($se settled, $o unexplained)"
-lib_check "the first event's recovery settles once, nothing unexplained" \
-	bash -c "[ '$fe' = 1 ] && [ '$se' = 1 ] && [ '$o' = 0 ]"
-lib_check_timed "it settles above the first event's value, at 90 % of the BDP (150) or more" \
-	bash -c "[ ${s_settle:-0} -ge 150 ] && [ ${s_settle:-0} -gt ${s_first:-0} ]"
+read -r m t u o ss fe se v_first v_settled <<< "$(classify settle 5)"
+read -r t_first c_first _ <<< "$(awk '$4 < $3' "$TMPD/settle.chg" | head -1)"
+lib_log "first event at ${t_first:-?}s: cwnd ${c_first:-?}, ssthresh to $v_first; settled at $v_settled ($se settled, $o unexplained)"
+lib_check "the first event, settled at most once, nothing unexplained" \
+	bash -c "[ '$fe' = 1 ] && [ '$se' -le 1 ] && [ '$o' = 0 ]"
+lib_check_timed "settled above it at 90 % of the BDP (150) or more, unless it was at the BDP (165)" \
+	bash -c "[ '$v_settled' -ge 150 ] || [ '$v_first' -ge 165 ]"
 
 # 6. Only a loss settles.  An ECN mark drops nothing, so the window less
 #    what was lost would be the whole window, however far past the path
@@ -258,9 +259,9 @@ flow ecn reno_tw 3
 echo 200 > $PARAMS/initial_ssthresh
 read -r ce retrans <<< "$(lib_nsx s1 nstat -asz TcpExtTCPDeliveredCE TcpRetransSegs |
 	awk '{ v[$1] = $2 } END { print v["TcpExtTCPDeliveredCE"] + 0, v["TcpRetransSegs"] + 0 }')"
-read -r m t u o ss fe se <<< "$(classify ecn 5)"
-read -r t_first c_first _ s_first _ <<< "$(awk '$4 < $3' "$TMPD/ecn.chg" | head -1)"
-lib_log "ECN: first event at ${t_first:-?}s: cwnd ${c_first:-?}, ssthresh to ${s_first:-?}; $ce segments delivered CE-marked, $retrans retransmitted; $se settled, $m at 95 %, $o unexplained"
+read -r m t u o ss fe se v_first v_settled <<< "$(classify ecn 5)"
+read -r t_first c_first _ <<< "$(awk '$4 < $3' "$TMPD/ecn.chg" | head -1)"
+lib_log "ECN: first event at ${t_first:-?}s: cwnd ${c_first:-?}, ssthresh to $v_first; $ce segments delivered CE-marked, $retrans retransmitted; $se settled, $m at 95 %, $o unexplained"
 lib_check "ECN: marks arrived, and a first event" \
 	bash -c "[ '$fe' = 1 ] && [ '${ce:-0}' -gt 0 ]"
 lib_check "ECN: no settling after it, nothing unexplained" \
