@@ -262,7 +262,10 @@ read -r ce retrans <<< "$(lib_nsx s1 nstat -asz TcpExtTCPDeliveredCE TcpRetransS
 read -r m t u o ss fe se v_first v_settled <<< "$(classify ecn 5)"
 read -r t_first c_first _ <<< "$(awk '$4 < $3' "$TMPD/ecn.chg" | head -1)"
 lib_log "ECN: first event at ${t_first:-?}s: cwnd ${c_first:-?}, ssthresh to $v_first; $ce segments delivered CE-marked, $retrans retransmitted; $se settled, $m at 95 %, $o unexplained"
-lib_check "ECN: marks arrived, and a first event" \
+# Marks need a queue of 250 packets, which only a sender that keeps up
+# with the link builds: the debug kernel's guest (1075 ACKs traced in the
+# 3 s, 2888 in a stock one) saw none, and no event.
+lib_check_timed "ECN: marks arrived, and a first event" \
 	bash -c "[ '$fe' = 1 ] && [ '${ce:-0}' -gt 0 ]"
 lib_check "ECN: no settling after it, nothing unexplained" \
 	bash -c "[ '$se' = 0 ] && [ '$o' = 0 ]"
