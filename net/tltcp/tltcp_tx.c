@@ -11,7 +11,8 @@
  * TCP still builds full GSO packets.  It runs from sendmsg(), from the
  * socket's write_space callback when TCP has freed acknowledged data (in
  * the ACK's softirq, with atomic allocations: tltcp_write_space()), and
- * from tx_work in process context, which the lifetime timer queues.
+ * from tx_work in process context, which the lifetime timer queues, and
+ * write_space when the socket's owner runs TCP's ACK path.
  * Everything here runs under the socket lock (in softirq its spinlock).
  *
  * A record promised to TCP is always completed (ctx->txr): the receiver
@@ -632,12 +633,20 @@ static void tltcp_push_atomic(struct sock *sk, struct tltcp_ctx *ctx)
 		schedule_work(&ctx->tx_work);
 }
 
-/* TCP freed acknowledged data: in softirq; from the lock owner's backlog
- * (possibly inside our own tcp_sendmsg_locked() call, which may flush
- * it); or from release_sock()'s tcp_release_cb(), which runs a deferred
- * write timer or TSQ handler in the owner's task but under the socket's
- * spinlock with BH disabled.  Only the backlog may sleep: BH is enabled
- * there.
+/* TCP freed acknowledged data, or sent some: tcp_event_new_data_sent()
+ * calls us from inside tcp_write_xmit(), which still uses the skb it just
+ * sent.  In softirq the socket is not owned and its backlog is empty, so
+ * feeding TCP there frees nothing: tcp_sendmsg_locked() appends to the
+ * write queue and sends from it.  When the socket is owned (its backlog
+ * run by release_sock() or by our own tcp_sendmsg_locked(), release_sock()'s
+ * tcp_release_cb(), or TCP code the owner called), tcp_sendmsg_locked()
+ * may flush the backlog, and the ACKs in it free acknowledged skbs: the
+ * one tcp_write_xmit() up the stack is still reading among them (KASAN,
+ * a 6.12 debug kernel: slab-use-after-free in tcp_write_xmit() after our
+ * push from its tcp_event_new_data_sent() flushed the backlog).  So the
+ * owner's contexts never feed TCP from here: within our own push we only
+ * ask it to go round once more; otherwise tx_work pushes in a context of
+ * its own.
  */
 void tltcp_write_space(struct sock *sk)
 {
@@ -665,8 +674,8 @@ void tltcp_write_space(struct sock *sk)
 	}
 	if (ctx->pushing)
 		ctx->push_again = true;
-	else if (in_task() && !in_softirq())
-		tltcp_push(sk, ctx);
+	else if (sock_owned_by_user_nocheck(sk))
+		schedule_work(&ctx->tx_work);
 	else
 		tltcp_push_atomic(sk, ctx);
 }
