@@ -2540,6 +2540,69 @@ TL_TEST(tx_refill_from_release_cb)
 	rx_free(&rx);
 }
 
+/*
+ * TCP calls write_space from inside its transmit loop too
+ * (tcp_event_new_data_sent()), and then still reads the skb it has just
+ * sent.  The module used to refill TCP there, in the owner's context, when
+ * release_sock() ran the backlog: tcp_sendmsg_locked() may run the
+ * backlog again (after 16 new skbs in one call), and the ACKs in it freed
+ * that skb.  make check-debug's KASAN reported the use-after-free in
+ * tcp_write_xmit() (6.12 debug kernel, 2026-11-29, in this program's run;
+ * which test was not logged).  Here the conditions it needs, made
+ * likely: a fast veth path (ACKs back within microseconds), segmentation
+ * offloads off on the sender's side (TCP's size goal is one MSS, so a
+ * 32 KiB page run is more than 16 skbs), records of 64 KiB (TL_NOTSENT),
+ * and a sender that owns its socket most of the time, queueing sections
+ * in calls of up to sixteen.  Every byte must arrive in order; a kernel
+ * with KASAN also fails the run on its report.  It did not reproduce the
+ * report with the module from before the fix (eight runs in the debug
+ * kernel, 2026-11-29): make check-debug's whole tltcp_test, which found
+ * it, stays its regression test; this one checks the stream on that path.
+ */
+TL_TEST(tx_refill_from_backlog)
+{
+	const struct pair_opts o = { .veth = true };
+	const int nsec = 512;
+	__u64 lens[512];
+	struct job *j;
+	struct rx rx;
+	ssize_t ret;
+	pid_t pid;
+	int i;
+
+	SETUP_SKIPPED();
+	for (i = 0; i < nsec; i++)
+		lens[i] = 32768;
+	veth_path(_metadata, "limit 10000");
+	ASSERT_EQ(0, system("ethtool -K tla gso off tso off >/dev/null"));
+	reopen(_metadata, self, variant, &o);
+	/* records of 64 KiB, not a slow guest's millisecond of sending */
+	ASSERT_EQ(0, set_u32(self->snd, TL_NOTSENT, 1 << 20));
+	set_timeouts(self->rcv, 20000);
+	set_timeouts(self->snd, 20000);
+	j = shared_alloc(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	memset(j, 0, sizeof(*j));
+	j->fd = self->snd;
+	j->nsec = nsec;
+	j->lens = lens;
+	j->deadline = SEC(60);
+	j->seed = 0x5eed;
+	j->shut = true;
+	pid = spawn(child_send, j);
+	ASSERT_LT(0, pid);
+
+	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 65536));
+	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	EXPECT_EQ(0, ret) TH_LOG("recvmsg: %s", strerror(-ret));
+	EXPECT_EQ(0, reap(pid));
+	EXPECT_EQ((__u64)nsec, rx.section);
+	EXPECT_EQ(nsec * 32768ULL, rx.data);
+	EXPECT_EQ(0, rx.gap);
+	rx_free(&rx);
+	EXPECT_EQ(0, system("ip netns del " PEER_NS));
+}
+
 /* Account for @n bytes of section @s read without a record. */
 static void rx_skip(struct rx *rx, __u64 s, __u64 sec_len, __u64 n)
 {
