@@ -811,6 +811,27 @@ static int child_send(struct job *j)
 }
 
 /*
+ * Start child_send on @fd: @nsec sections of @lens bytes, each living
+ * @deadline ns, in random batches from @seed (0: one a call), then
+ * shutdown(SHUT_WR).  Returns the child's pid, or -1.
+ */
+static pid_t spawn_send(int fd, const __u64 *lens, int nsec, __u64 deadline,
+			__u32 seed)
+{
+	struct job *j = shared_alloc(sizeof(*j));
+
+	if (!j)
+		return -1;
+	j->fd = fd;
+	j->nsec = nsec;
+	j->lens = lens;
+	j->deadline = deadline;
+	j->seed = seed;
+	j->shut = true;
+	return spawn(child_send, j);
+}
+
+/*
  * Send j->nper sections of j->len bytes one per j->period, each with a
  * relative deadline j->deadline, and record how many bytes of each the
  * module handed to TCP (bytes_sent once its deadline passed); then
@@ -1033,7 +1054,6 @@ TL_TEST(deliver_200_sections)
 	__u64 lens[200], total = 0;
 	struct tl_info si, ri;
 	__u32 rng = 0x7e57c0de;
-	struct job *j;
 	struct rx rx;
 	ssize_t ret;
 	pid_t pid;
@@ -1044,15 +1064,7 @@ TL_TEST(deliver_200_sections)
 		lens[i] = 1 + rnd(&rng) % 100000;
 		total += lens[i];
 	}
-	j = shared_alloc(sizeof(*j));
-	ASSERT_NE(NULL, j);
-	j->fd = self->snd;
-	j->nsec = nsec;
-	j->lens = lens;
-	j->deadline = SEC(10);
-	j->seed = 0x5eed;
-	j->shut = true;
-	pid = spawn(child_send, j);
+	pid = spawn_send(self->snd, lens, nsec, SEC(10), 0x5eed);
 	ASSERT_LT(0, pid);
 
 	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 70000));
@@ -2495,7 +2507,6 @@ TL_TEST(tx_refill_from_release_cb)
 	const int nsec = 200;
 	struct lock_hammer h[2] = {};
 	__u64 lens[200];
-	struct job *j;
 	pthread_t th[2];
 	struct rx rx;
 	ssize_t ret;
@@ -2510,15 +2521,7 @@ TL_TEST(tx_refill_from_release_cb)
 	reopen(_metadata, self, variant, &default_opts);
 	set_timeouts(self->rcv, 20000);
 	set_timeouts(self->snd, 20000);
-	j = shared_alloc(sizeof(*j));
-	ASSERT_NE(NULL, j);
-	memset(j, 0, sizeof(*j));
-	j->fd = self->snd;
-	j->nsec = nsec;
-	j->lens = lens;
-	j->deadline = SEC(30);
-	j->shut = true;
-	pid = spawn(child_send, j);
+	pid = spawn_send(self->snd, lens, nsec, SEC(30), 0);
 	ASSERT_LT(0, pid);
 	for (i = 0; i < 2; i++) {
 		h[i].fd = self->snd;
@@ -2564,7 +2567,6 @@ TL_TEST(tx_refill_from_backlog)
 	const struct pair_opts o = { .veth = true };
 	const int nsec = 512;
 	__u64 lens[512];
-	struct job *j;
 	struct rx rx;
 	ssize_t ret;
 	pid_t pid;
@@ -2580,16 +2582,7 @@ TL_TEST(tx_refill_from_backlog)
 	ASSERT_EQ(0, set_u32(self->snd, TL_NOTSENT, 1 << 20));
 	set_timeouts(self->rcv, 20000);
 	set_timeouts(self->snd, 20000);
-	j = shared_alloc(sizeof(*j));
-	ASSERT_NE(NULL, j);
-	memset(j, 0, sizeof(*j));
-	j->fd = self->snd;
-	j->nsec = nsec;
-	j->lens = lens;
-	j->deadline = SEC(60);
-	j->seed = 0x5eed;
-	j->shut = true;
-	pid = spawn(child_send, j);
+	pid = spawn_send(self->snd, lens, nsec, SEC(60), 0x5eed);
 	ASSERT_LT(0, pid);
 
 	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 65536));
@@ -4500,7 +4493,6 @@ TL_TEST(rmmod_refused_while_used)
 TL_TEST(section_larger_than_queue_limit)
 {
 	const __u64 lens[1] = { 1 << 20 };
-	struct job *j;
 	struct rx rx;
 	ssize_t ret;
 	pid_t pid;
@@ -4510,14 +4502,7 @@ TL_TEST(section_larger_than_queue_limit)
 	EXPECT_EQ(-1, tl_send1(self->snd, 0, 65537, SEC(20), 0));
 	EXPECT_EQ(EMSGSIZE, errno);
 	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
-	j = shared_alloc(sizeof(*j));
-	ASSERT_NE(NULL, j);
-	j->fd = self->snd;
-	j->nsec = 1;
-	j->lens = lens;
-	j->deadline = SEC(20);
-	j->shut = true;
-	pid = spawn(child_send, j);
+	pid = spawn_send(self->snd, lens, 1, SEC(20), 0);
 	ASSERT_LT(0, pid);
 	ASSERT_EQ(0, rx_init(&rx, lens, 1, 65536));
 	set_timeouts(self->rcv, 20000);
