@@ -427,6 +427,7 @@ static void tltcp_purge(struct sock *sk, struct tltcp_ctx *ctx)
 enum {
 	TLTCP_PUSH_ALL		= BIT(0),	/* no notsent limit (close) */
 	TLTCP_PUSH_ATOMIC	= BIT(1),	/* softirq: no FIN from here */
+	TLTCP_PUSH_CLOCK	= BIT(2),	/* the timer's: read the clock */
 };
 
 /* Hand TCP records from the queue while it holds less than the notsent
@@ -486,34 +487,46 @@ static bool tltcp_feed(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 	}
 }
 
-/* The time a push checks deadlines against.  In the softirq of an ACK on
- * an established connection, the time TCP read for that ACK: it refreshes
- * tcp_clock_cache first thing, in tcp_rcv_established(), so it is
- * microseconds old, and one clock read per ACK is saved (on a guest whose
- * clocksource is the HPET each read traps to the hypervisor; see the
- * profile in Documentation/tltcp.rst).  Anywhere else the clock: a
- * stale time there would let a section outlive its deadline.
+/* A deadline may have passed, or pass within the push: the next one is
+ * less than two ticks after the latest time known without reading the
+ * clock, the coarse clock's (the time of the last tick) or @known (a
+ * time the caller read; 0 if none).  Further off, a push needs no clock,
+ * and the timer abandons the section in time.  The coarse clock lags by
+ * about a tick, but by more when ticks come late (a 6.12 debug kernel's
+ * one-vCPU guest sent a section whose deadline had passed before the
+ * sendmsg() that queued it): @known makes such a section's push read the
+ * clock whatever the coarse clock says.  On a guest whose clocksource is
+ * the HPET a clock read traps to the hypervisor; see the profile in
+ * Documentation/tltcp.rst.
  */
-static u64 tltcp_push_clock(const struct sock *sk, int mode)
+static bool tltcp_deadline_near(const struct tltcp_ctx *ctx, u64 known)
 {
+	return ctx->timer_at != TLTCP_NO_DEADLINE &&
+	       max(ktime_get_coarse_ns(), known) + 2 * TICK_NSEC >=
+	       ctx->timer_at;
+}
+
+/* The time a push checks deadlines against, or 0 if it need not check.
+ * In the softirq of an ACK on an established connection, the time TCP
+ * read for that ACK: it refreshes tcp_clock_cache first thing, in
+ * tcp_rcv_established() (and tcp_write_xmit() before it calls us from a
+ * timer), so it is microseconds old and costs no clock read.  The timer's
+ * push reads the clock: its deadline is due, whatever the coarse clock
+ * says.  Anywhere else the clock when a deadline is near: a stale time
+ * would let a section outlive its deadline.
+ */
+static u64 tltcp_push_clock(const struct sock *sk,
+			    const struct tltcp_ctx *ctx, int mode, u64 known)
+{
+	if (!ctx->arrival && ctx->timer_at == TLTCP_NO_DEADLINE)
+		return 0;
 	if ((mode & TLTCP_PUSH_ATOMIC) && in_serving_softirq() &&
 	    sk->sk_state == TCP_ESTABLISHED)
 		return tcp_sk(sk)->tcp_clock_cache;
-	return tltcp_now();
-}
-
-/* A deadline may have passed, or pass within the push: the next one is
- * less than two ticks after the coarse clock, the time of the last tick
- * (which lags the clock by at most about a tick: an interrupt that ends a
- * tickless idle updates it first).  Further off, a push needs no clock
- * at all, and its timer abandons the section in time.  On a guest whose
- * clocksource is the HPET a clock read traps to the hypervisor; see the
- * profile in Documentation/tltcp.rst.
- */
-static bool tltcp_deadline_near(const struct tltcp_ctx *ctx)
-{
-	return ctx->timer_at != TLTCP_NO_DEADLINE &&
-	       ktime_get_coarse_ns() + 2 * TICK_NSEC >= ctx->timer_at;
+	if (ctx->arrival || (mode & TLTCP_PUSH_CLOCK) ||
+	    tltcp_deadline_near(ctx, known))
+		return tltcp_now();
+	return 0;
 }
 
 /* TCP holds nothing that an ACK would free (and so call write_space). */
@@ -529,10 +542,12 @@ static bool tltcp_tcp_idle(const struct sock *sk)
  * (TLTCP_PUSH_ATOMIC, see tltcp_write_space()).  Returns true if work
  * is left for process context.
  */
-static bool __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, int mode)
+static bool __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, int mode,
+			 u64 known)
 {
 	u32 mem = ctx->queued_mem;
 	bool refused, defer = false;
+	u64 now;
 
 	if (tltcp_tx_dead(sk)) {
 		if (tltcp_tx_pending(ctx))
@@ -540,9 +555,9 @@ static bool __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, int mode)
 		ctx->fin_pending = false;
 		goto wake;
 	}
-	/* Without a deadline near or the arrival check, no clock read. */
-	if (ctx->arrival || tltcp_deadline_near(ctx))
-		tltcp_expire(sk, ctx, tltcp_push_clock(sk, mode));
+	now = tltcp_push_clock(sk, ctx, mode, known);
+	if (now)
+		tltcp_expire(sk, ctx, now);
 	/* TCP may free space while it refuses us (it can run its backlog
 	 * meanwhile): then try once more.
 	 */
@@ -588,7 +603,7 @@ wake:
 
 void tltcp_push(struct sock *sk, struct tltcp_ctx *ctx)
 {
-	__tltcp_push(sk, ctx, 0);
+	__tltcp_push(sk, ctx, 0, 0);
 }
 
 static void tltcp_tx_work(struct work_struct *work)
@@ -598,7 +613,7 @@ static void tltcp_tx_work(struct work_struct *work)
 
 	lock_sock(sk);
 	if (!test_bit(TLTCP_CLOSING, &ctx->flags))
-		tltcp_push(sk, ctx);
+		__tltcp_push(sk, ctx, TLTCP_PUSH_CLOCK, 0);
 	release_sock(sk);
 }
 
@@ -626,7 +641,7 @@ static void tltcp_push_atomic(struct sock *sk, struct tltcp_ctx *ctx)
 	 * this softirq interrupted
 	 */
 	task_frag = kc_sk_use_task_frag(sk, false);
-	defer = __tltcp_push(sk, ctx, TLTCP_PUSH_ATOMIC);
+	defer = __tltcp_push(sk, ctx, TLTCP_PUSH_ATOMIC, 0);
 	kc_sk_use_task_frag(sk, task_frag);
 	sk->sk_allocation = gfp;
 	if (defer)
@@ -945,7 +960,8 @@ static int tltcp_send_sections(struct sock *sk, struct tltcp_ctx *ctx,
 		if (err)
 			return err;
 		*copied += len;
-		tltcp_push(sk, ctx);
+		/* A deadline that passed before the call: read the clock. */
+		__tltcp_push(sk, ctx, 0, now);
 	}
 	return 0;
 }
@@ -1094,7 +1110,7 @@ static void tltcp_hand_over(struct sock *sk, struct tltcp_ctx *ctx)
 	ctx->timer_at = 0;
 	WRITE_ONCE(sk->sk_sndbuf, INT_MAX);
 	WRITE_ONCE(tcp_sk(sk)->notsent_lowat, U32_MAX);
-	__tltcp_push(sk, ctx, TLTCP_PUSH_ALL);
+	__tltcp_push(sk, ctx, TLTCP_PUSH_ALL, 0);
 }
 
 /* close(): the timer and the work are stopped and the socket is locked.
