@@ -539,8 +539,9 @@ static bool tltcp_tcp_idle(const struct sock *sk)
 
 /* Feed TCP from the queue, then send the FIN shutdown() left waiting.
  * Under the socket lock: its owner's (process context), or softirq's
- * (TLTCP_PUSH_ATOMIC, see tltcp_write_space()).  Returns true if work
- * is left for process context.
+ * (TLTCP_PUSH_ATOMIC, see tltcp_write_space()).  @known: a time the
+ * caller read, or 0 (tltcp_deadline_near()).  Returns true if work is
+ * left for process context.
  */
 static bool __tltcp_push(struct sock *sk, struct tltcp_ctx *ctx, int mode,
 			 u64 known)
