@@ -427,7 +427,7 @@ static void tltcp_purge(struct sock *sk, struct tltcp_ctx *ctx)
 enum {
 	TLTCP_PUSH_ALL		= BIT(0),	/* no notsent limit (close) */
 	TLTCP_PUSH_ATOMIC	= BIT(1),	/* softirq: no FIN from here */
-	TLTCP_PUSH_CLOCK	= BIT(2),	/* the timer's: read the clock */
+	TLTCP_PUSH_CLOCK	= BIT(2),	/* tx_work's: read the clock */
 };
 
 /* Hand TCP records from the queue while it holds less than the notsent
@@ -510,10 +510,11 @@ static bool tltcp_deadline_near(const struct tltcp_ctx *ctx, u64 known)
  * In the softirq of an ACK on an established connection, the time TCP
  * read for that ACK: it refreshes tcp_clock_cache first thing, in
  * tcp_rcv_established() (and tcp_write_xmit() before it calls us from a
- * timer), so it is microseconds old and costs no clock read.  The timer's
- * push reads the clock: its deadline is due, whatever the coarse clock
- * says.  Anywhere else the clock when a deadline is near: a stale time
- * would let a section outlive its deadline.
+ * timer), so it is microseconds old and costs no clock read.  tx_work's
+ * push (the timer's, and refills deferred from write_space) reads the
+ * clock: when the timer fired its deadline is due, whatever the coarse
+ * clock says.  Anywhere else the clock when a deadline is near: a stale
+ * time would let a section outlive its deadline.
  */
 static u64 tltcp_push_clock(const struct sock *sk,
 			    const struct tltcp_ctx *ctx, int mode, u64 known)
