@@ -9,8 +9,9 @@ with MSG_TL sections of 256 KiB, TCP with 16 KiB writes, TLTCP with
 MSG_TL sections of 16 KiB; then the congestion
 controls against CUBIC (TCP write(), IPv4, GSO on).  Prints a table of the
 throughput and the CPU seconds per GB at each end, each TLTCP row with its
-ratios to the TCP row of the same write size, and writes the rows as
-JSON.  With --repeat N every row runs N times, in N rounds that each run
+ratios to the TCP row of the same write size, then the ACKs per MB (the
+receiver's, and how the sender's TCP took them: COUNTERS), and writes
+the rows as JSON.  With --repeat N every row runs N times, in N rounds that each run
 every row once, so that a TLTCP run and the TCP run it is compared with
 are seconds apart; a row gives the median of its runs, a ratio the
 median of the N per-round ratios and their range.
@@ -99,6 +100,28 @@ def set_gso(on):
     sh("ethtool", "-K", "vb", "gro", v, ns=NS[1])
 
 
+# TCP's counters per MB delivered, in the JSON: the ACKs the receiver
+# sent (its namespace's Tcp OutSegs: the connection carries data one way
+# only) and how the sender's TCP took them (header prediction's fast path,
+# TCPHPAcks, or the slow path's pure ACKs, TCPPureAcks).
+COUNTERS = {"rcv_acks_per_mb": (1, "Tcp", "OutSegs"),
+            "snd_fast_acks_per_mb": (0, "TcpExt", "TCPHPAcks"),
+            "snd_slow_acks_per_mb": (0, "TcpExt", "TCPPureAcks")}
+
+
+def mib(ns):
+    """{(group, name): value} of the namespace's /proc/net/snmp and
+    /proc/net/netstat (a header line, then a line of values, per group)."""
+    out = {}
+    for f in ("/proc/net/snmp", "/proc/net/netstat"):
+        lines = sh("cat", f, ns=ns).stdout.splitlines()
+        for head, vals in zip(lines[::2], lines[1::2]):
+            group, names = head.split(":", 1)
+            for k, v in zip(names.split(), vals.split(":", 1)[1].split()):
+                out[(group, k)] = int(v)
+    return out
+
+
 def run_one(family, opts, tltcp, secs, port):
     srv_cmd = [TLBENCH, "-s", "-p", str(port)]
     if family == 6:
@@ -110,6 +133,7 @@ def run_one(family, opts, tltcp, secs, port):
     srv = subprocess.Popen(in_ns(NS[1], srv_cmd), stdout=subprocess.PIPE,
                            text=True)
     time.sleep(0.3)
+    before = [mib(n) for n in NS]
     cli = [TLBENCH, "-c", ADDR[family][1], "-p", str(port), "-t", str(secs)]
     if family == 6:
         cli.append("-6")
@@ -117,7 +141,10 @@ def run_one(family, opts, tltcp, secs, port):
     rcv = json.loads(srv.communicate(timeout=secs + 60)[0])
     if srv.returncode:
         raise RuntimeError("tlbench server failed")
+    after = [mib(n) for n in NS]
     gb = rcv["bytes"] / 1e9
+    counts = {k: (after[i][(g, c)] - before[i][(g, c)]) / gb / 1e3
+              if gb else None for k, (i, g, c) in COUNTERS.items()}
     return {
         "gbit_s": rcv["bytes"] * 8 / rcv["seconds"] / 1e9,
         "snd_cpu_s_per_gb": snd["cpu_seconds"] / gb if gb else None,
@@ -125,6 +152,7 @@ def run_one(family, opts, tltcp, secs, port):
         # Times each end blocked, per MB: in the JSON only.
         "snd_sleeps_per_mb": snd.get("sleeps", 0) / gb / 1e3 if gb else None,
         "rcv_sleeps_per_mb": rcv.get("sleeps", 0) / gb / 1e3 if gb else None,
+        **counts,
         "bytes": rcv["bytes"],
     }
 
@@ -153,8 +181,8 @@ def summary(name, runs, base_runs, **what):
     2026-11-25) weighs on both of its sides."""
     row = {**what, "transport": name,
            **{k: statistics.median([r[k] for r in runs
-                                    if r[k] is not None] or [None])
-              for k in KEYS}, "runs": runs}
+                                    if r.get(k) is not None] or [None])
+              for k in KEYS + tuple(COUNTERS)}, "runs": runs}
     if base_runs:
         # A measure of 0 (no CPU time counted) gives no ratio.
         row["vs_tcp"], row["vs_tcp_range"] = ratios(runs, base_runs)
@@ -295,6 +323,14 @@ def table(rows):
             out.append("%-5s %-3s %-28s %9s %10s %10s   %s" % (
                 "", "", "  B / A", "", "", "",
                 _ratio_text(r["vs_a"], r["vs_a_range"])))
+    out += ["", "%-5s %-3s %-28s %10s %10s %10s" % (
+        "gso", "ip", "ACKs per MB (medians)", "rcv sent", "snd fast",
+        "snd slow")]
+    for r in rows:
+        if all(r.get(k) is not None for k in COUNTERS):
+            out.append("%-5s %-3s %-28s %10.1f %10.1f %10.1f" % (
+                "on" if r["gso"] else "off", "v%d" % r["family"],
+                r["transport"], *(r[k] for k in COUNTERS)))
     return "\n".join(out)
 
 

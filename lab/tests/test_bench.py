@@ -2,6 +2,7 @@
 """Unit tests of make bench's rounds and ratios (no guest: run_one is a
 stand-in)."""
 
+import collections
 import types
 import unittest
 from unittest import mock
@@ -12,6 +13,41 @@ from lab import bench
 def run(gbit, snd, rcv):
     return {"gbit_s": gbit, "snd_cpu_s_per_gb": snd,
             "rcv_cpu_s_per_gb": rcv, "bytes": 1}
+
+
+SNMP = """Ip: Forwarding DefaultTTL
+Ip: 1 64
+Tcp: RtoAlgorithm OutSegs
+Tcp: 1 120
+"""
+NETSTAT = """TcpExt: TCPHPAcks TCPPureAcks
+TcpExt: 7 30
+"""
+
+
+class Counters(unittest.TestCase):
+    def test_mib_reads_both_files_of_the_namespace(self):
+        calls = []
+
+        def fake_sh(*cmd, ns=None, check=True):
+            calls.append((cmd, ns))
+            text = SNMP if cmd[-1] == "/proc/net/snmp" else NETSTAT
+            return types.SimpleNamespace(stdout=text)
+
+        with mock.patch.object(bench, "sh", fake_sh):
+            m = bench.mib("tlb-b")
+        self.assertEqual(m[("Tcp", "OutSegs")], 120)
+        self.assertEqual(m[("TcpExt", "TCPPureAcks")], 30)
+        self.assertEqual(m[("Ip", "DefaultTTL")], 64)
+        self.assertEqual({ns for _, ns in calls}, {"tlb-b"})
+
+    def test_counters_are_medians_in_the_row_and_the_table(self):
+        runs = [dict(run(1, 1, 1), rcv_acks_per_mb=a,
+                     snd_fast_acks_per_mb=1.0, snd_slow_acks_per_mb=2.0)
+                for a in (50.0, 80.0, 60.0)]
+        row = bench.summary("tltcp", runs, None, gso=True, family=4)
+        self.assertAlmostEqual(row["rcv_acks_per_mb"], 60.0)
+        self.assertIn("60.0", bench.table([row]))
 
 
 class Rounds(unittest.TestCase):
@@ -86,6 +122,8 @@ class AB(unittest.TestCase):
         out = types.SimpleNamespace(stdout='{"cpu_seconds": 1}')
         with mock.patch.object(bench.subprocess, "Popen", Srv), \
                 mock.patch.object(bench, "sh", lambda *a, **k: out), \
+                mock.patch.object(bench, "mib",
+                                  lambda ns: collections.defaultdict(int)), \
                 mock.patch.object(bench.time, "sleep", lambda s: None):
             for name, opts, tltcp, _ in bench.DIAGNOSTIC:
                 bench.run_one(4, opts, tltcp, 1, 1)
