@@ -2916,6 +2916,75 @@ TL_TEST(rx_nonblocking_beside_blocked_reader)
 	signal(SIGALRM, SIG_DFL);
 }
 
+/*
+ * A read parses what TCP has queued itself, and waits for more itself:
+ * alone, a reader with SO_RCVTIMEO of 200 ms gets EAGAIN after about
+ * 200 ms.  An application that asked TCP for control messages of its own
+ * still gets them beside TL_DATA: TCP_CM_INQ with TCP_INQ, SCM_TIMESTAMP
+ * with SO_TIMESTAMP (such a socket reads through TCP's recvmsg).
+ */
+TL_TEST(rx_tcp_cmsgs_and_timeout)
+{
+	const struct timeval tv = { .tv_usec = 200000 };
+	union {
+		char buf[4 * CMSG_SPACE(sizeof(struct tl_record))];
+		struct cmsghdr align;
+	} cbuf;
+	const int one = 1;
+	bool inq, ts, data;
+	struct cmsghdr *c;
+	struct rxmsg m;
+	char buf[4096];
+	__u64 t, took;
+	int k;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				sizeof(tv)));
+	t = now_ns();
+	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL, &m);
+	took = now_ns() - t;
+	EXPECT_EQ(-1, m.ret);
+	EXPECT_EQ(EAGAIN, m.err) TH_LOG("SO_RCVTIMEO 200 ms: %s after %llu ms",
+					strerror(m.err),
+					(unsigned long long)(took / NSEC_PER_MSEC));
+	EXPECT_LE(MSEC(150), took);
+	EXPECT_GT(MSEC(1000), took);
+
+	ASSERT_EQ(0, setsockopt(self->rcv, IPPROTO_TCP, TCP_INQ, &one,
+				sizeof(one)));
+	for (k = 0; k < 2; k++) {
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr msg = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = cbuf.buf,
+			.msg_controllen = sizeof(cbuf.buf),
+		};
+
+		if (k)
+			ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET,
+						SO_TIMESTAMP, &one, sizeof(one)));
+		ASSERT_EQ(1000, tl_send1(self->snd, k, 1000, SEC(5), 0));
+		ASSERT_EQ(1000, recvmsg(self->rcv, &msg, MSG_TL))
+			TH_LOG("recvmsg: %s", strerror(errno));
+		inq = ts = data = false;
+		for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+			inq |= c->cmsg_level == SOL_TCP &&
+			       c->cmsg_type == TCP_CM_INQ;
+			ts |= c->cmsg_level == SOL_SOCKET &&
+			      c->cmsg_type == SCM_TIMESTAMP;
+			data |= c->cmsg_level == SOL_TLTCP &&
+				c->cmsg_type == TL_DATA;
+		}
+		EXPECT_TRUE(inq) TH_LOG("section %d: no TCP_CM_INQ", k);
+		EXPECT_EQ(k == 1, ts) TH_LOG("section %d: SCM_TIMESTAMP %s", k,
+					     ts ? "unasked" : "missing");
+		EXPECT_TRUE(data) TH_LOG("section %d: no TL_DATA", k);
+		EXPECT_EQ(-1, mismatch(buf, k, 0, 1000));
+	}
+}
+
 /* Write a HELLO, as an end that attached tltcp does first. */
 static void wire_hello(struct __test_metadata *_metadata, int fd)
 {
