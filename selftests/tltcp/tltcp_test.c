@@ -763,6 +763,34 @@ static int reap(pid_t pid)
 	return 128 + WTERMSIG(st);
 }
 
+/*
+ * Read @fd to EOF with MSG_TL, 64 KiB at a time, and expect the @nsec
+ * sections of @lens, whole and in order, no gap; with a sender @pid
+ * (> 0), expect it to exit 0.
+ */
+static void expect_delivered(struct __test_metadata *_metadata, int fd,
+			     const __u64 *lens, int nsec, pid_t pid)
+{
+	__u64 total = 0;
+	struct rx rx;
+	ssize_t ret;
+	int i;
+
+	for (i = 0; i < nsec; i++)
+		total += lens[i];
+	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 65536));
+	ret = rx_to_eof(_metadata, &rx, fd, 65536);
+	EXPECT_EQ(0, ret) TH_LOG("recvmsg after %llu bytes: %s",
+				 (unsigned long long)rx.stream_off,
+				 strerror(-ret));
+	if (pid > 0)
+		EXPECT_EQ(0, reap(pid));
+	EXPECT_EQ((__u64)nsec, rx.section);
+	EXPECT_EQ(total, rx.data);
+	EXPECT_EQ(0, rx.gap);
+	rx_free(&rx);
+}
+
 /* Send j->nsec sections with blocking sendmsg, in batches. */
 static int child_send(struct job *j)
 {
@@ -2508,8 +2536,6 @@ TL_TEST(tx_refill_from_release_cb)
 	struct lock_hammer h[2] = {};
 	__u64 lens[200];
 	pthread_t th[2];
-	struct rx rx;
-	ssize_t ret;
 	pid_t pid;
 	int i;
 
@@ -2528,19 +2554,12 @@ TL_TEST(tx_refill_from_release_cb)
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, lock_hammer_fn, &h[i]));
 	}
 
-	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 65536));
-	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
+	expect_delivered(_metadata, self->rcv, lens, nsec, pid);
 	for (i = 0; i < 2; i++) {
 		__atomic_store_n(&h[i].stop, 1, __ATOMIC_RELEASE);
 		ASSERT_EQ(0, pthread_join(th[i], NULL));
 	}
 	TH_LOG("%ld and %ld setsockopt calls", h[0].calls, h[1].calls);
-	EXPECT_EQ(0, ret) TH_LOG("recvmsg: %s", strerror(-ret));
-	EXPECT_EQ(0, reap(pid));
-	EXPECT_EQ((__u64)nsec, rx.section);
-	EXPECT_EQ(nsec * 32768ULL, rx.data);
-	EXPECT_EQ(0, rx.gap);
-	rx_free(&rx);
 }
 
 /*
@@ -2567,8 +2586,6 @@ TL_TEST(tx_refill_from_backlog)
 	const struct pair_opts o = { .veth = true };
 	const int nsec = 512;
 	__u64 lens[512];
-	struct rx rx;
-	ssize_t ret;
 	pid_t pid;
 	int i;
 
@@ -2585,14 +2602,7 @@ TL_TEST(tx_refill_from_backlog)
 	pid = spawn_send(self->snd, lens, nsec, SEC(60), 0x5eed);
 	ASSERT_LT(0, pid);
 
-	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 65536));
-	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
-	EXPECT_EQ(0, ret) TH_LOG("recvmsg: %s", strerror(-ret));
-	EXPECT_EQ(0, reap(pid));
-	EXPECT_EQ((__u64)nsec, rx.section);
-	EXPECT_EQ(nsec * 32768ULL, rx.data);
-	EXPECT_EQ(0, rx.gap);
-	rx_free(&rx);
+	expect_delivered(_metadata, self->rcv, lens, nsec, pid);
 	EXPECT_EQ(0, system("ip netns del " PEER_NS));
 }
 
@@ -3414,8 +3424,6 @@ TL_TEST(shutdown_flushes_queue)
 	const size_t len = 15000;
 	__u64 lens[20];
 	struct tl_info info;
-	struct rx rx;
-	ssize_t ret;
 	int k;
 
 	SETUP_SKIPPED();
@@ -3431,17 +3439,10 @@ TL_TEST(shutdown_flushes_queue)
 	EXPECT_LT(0, info.bytes_queued) TH_LOG("nothing left queued to flush");
 	ASSERT_EQ(0, shutdown(self->snd, SHUT_WR));
 
-	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 65536));
-	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
-	ASSERT_EQ(0, ret) TH_LOG("recvmsg after %llu bytes: %s",
-				 (unsigned long long)rx.stream_off, strerror(-ret));
-	EXPECT_EQ((__u64)nsec, rx.section);
-	EXPECT_EQ(nsec * len, rx.data);
-	EXPECT_EQ(0, rx.gap);
+	expect_delivered(_metadata, self->rcv, lens, nsec, 0);
 	ASSERT_EQ(0, get_info(self->snd, &info));
 	EXPECT_EQ((__u64)nsec, info.sections_completed);
 	EXPECT_EQ(0, info.bytes_queued);
-	rx_free(&rx);
 }
 
 /*
@@ -4562,8 +4563,6 @@ TL_TEST(rmmod_refused_while_used)
 TL_TEST(section_larger_than_queue_limit)
 {
 	const __u64 lens[1] = { 1 << 20 };
-	struct rx rx;
-	ssize_t ret;
 	pid_t pid;
 
 	SETUP_SKIPPED();
@@ -4573,14 +4572,8 @@ TL_TEST(section_larger_than_queue_limit)
 	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
 	pid = spawn_send(self->snd, lens, 1, SEC(20), 0);
 	ASSERT_LT(0, pid);
-	ASSERT_EQ(0, rx_init(&rx, lens, 1, 65536));
 	set_timeouts(self->rcv, 20000);
-	ret = rx_to_eof(_metadata, &rx, self->rcv, 65536);
-	ASSERT_EQ(0, ret) TH_LOG("recvmsg: %s", strerror(-ret));
-	ASSERT_EQ(0, reap(pid));
-	EXPECT_EQ(1, rx.section);
-	EXPECT_EQ(lens[0], rx.data);
-	rx_free(&rx);
+	expect_delivered(_metadata, self->rcv, lens, 1, pid);
 }
 
 /* A millisecond of @rate bytes/s times @f, clamped as the module clamps. */
