@@ -427,7 +427,7 @@ static void tltcp_purge(struct sock *sk, struct tltcp_ctx *ctx)
 enum {
 	TLTCP_PUSH_ALL		= BIT(0),	/* no notsent limit (close) */
 	TLTCP_PUSH_ATOMIC	= BIT(1),	/* softirq: no FIN from here */
-	TLTCP_PUSH_CLOCK	= BIT(2),	/* tx_work's: read the clock */
+	TLTCP_PUSH_CLOCK	= BIT(2),	/* read the clock for deadlines */
 };
 
 /* Hand TCP records from the queue while it holds less than the notsent
@@ -513,8 +513,10 @@ static bool tltcp_deadline_near(const struct tltcp_ctx *ctx, u64 known)
  * timer), so it is microseconds old and costs no clock read.  tx_work's
  * push (the timer's, and refills deferred from write_space) reads the
  * clock: when the timer fired its deadline is due, whatever the coarse
- * clock says.  Anywhere else the clock when a deadline is near: a stale
- * time would let a section outlive its deadline.
+ * clock says.  So do the pushes of tltcp_push(), off the data path.  A
+ * sendmsg() that read the clock for its deadlines reads it again when a
+ * deadline is near: a stale time would let a section outlive its
+ * deadline.
  */
 static u64 tltcp_push_clock(const struct sock *sk,
 			    const struct tltcp_ctx *ctx, int mode, u64 known)
@@ -603,9 +605,14 @@ wake:
 	return defer;
 }
 
+/* A push from process context off the data path (setsockopt(),
+ * shutdown(), close(), write() without a default deadline): it reads the
+ * clock if a deadline is pending, as these calls are rare or (write())
+ * take no time of their own.
+ */
 void tltcp_push(struct sock *sk, struct tltcp_ctx *ctx)
 {
-	__tltcp_push(sk, ctx, 0, 0);
+	__tltcp_push(sk, ctx, TLTCP_PUSH_CLOCK, 0);
 }
 
 static void tltcp_tx_work(struct work_struct *work)
@@ -975,8 +982,8 @@ static int tltcp_send_stream(struct sock *sk, struct tltcp_ctx *ctx,
 			     struct msghdr *msg, size_t size, long *timeo,
 			     size_t *copied)
 {
-	u64 deadline = ctx->default_deadline ?
-		       tltcp_now() + ctx->default_deadline : TLTCP_NO_DEADLINE;
+	u64 now = ctx->default_deadline ? tltcp_now() : 0;
+	u64 deadline = now ? now + ctx->default_deadline : TLTCP_NO_DEADLINE;
 	int err;
 
 	while (*copied < size) {
@@ -986,7 +993,10 @@ static int tltcp_send_stream(struct sock *sk, struct tltcp_ctx *ctx,
 		if (err)
 			return err;
 		*copied += len;
-		tltcp_push(sk, ctx);
+		if (now)
+			__tltcp_push(sk, ctx, 0, now);
+		else
+			tltcp_push(sk, ctx);
 	}
 	return 0;
 }
