@@ -2850,6 +2850,29 @@ TL_TEST(rx_many_small_sections_veth)
 }
 
 /*
+ * recvmsg(MSG_TL | @flags) on @fd fails with EAGAIN after @min_ms to
+ * @max_ms (@what names the case).
+ */
+static void expect_eagain(struct __test_metadata *_metadata, int fd,
+			  int flags, unsigned int min_ms, unsigned int max_ms,
+			  const char *what)
+{
+	struct rxmsg m;
+	char buf[4096];
+	__u64 t, took;
+
+	t = now_ns();
+	tl_recv(fd, buf, sizeof(buf), MSG_TL | flags, &m);
+	took = now_ns() - t;
+	EXPECT_EQ(-1, m.ret);
+	EXPECT_EQ(EAGAIN, m.err) TH_LOG("%s: %s after %llu ms", what,
+					strerror(m.err),
+					(unsigned long long)(took / NSEC_PER_MSEC));
+	EXPECT_LE(MSEC(min_ms), took);
+	EXPECT_GT(MSEC(max_ms), took);
+}
+
+/*
  * A reader blocked in recv() does not hold up a non-blocking one: with
  * thread A (here a child sharing the socket) blocked in recvmsg(MSG_TL),
  * recvmsg(MSG_DONTWAIT) and a read with O_NONBLOCK fail with EAGAIN at
@@ -2865,7 +2888,6 @@ TL_TEST(rx_nonblocking_beside_blocked_reader)
 	const struct sigaction sa = { .sa_handler = on_alarm };
 	const struct timeval tv = { .tv_usec = 200000 }, forever = {};
 	struct job *j;
-	struct rxmsg m;
 	__u64 t, took;
 	char buf[4096];
 	pid_t pid;
@@ -2882,14 +2904,8 @@ TL_TEST(rx_nonblocking_beside_blocked_reader)
 	sleep_ms(300);	/* A is blocked in recvmsg() */
 
 	alarm(3);
-	t = now_ns();
-	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL | MSG_DONTWAIT, &m);
-	took = now_ns() - t;
-	EXPECT_EQ(-1, m.ret);
-	EXPECT_EQ(EAGAIN, m.err) TH_LOG("MSG_DONTWAIT: %s after %llu ms",
-					strerror(m.err),
-					(unsigned long long)(took / NSEC_PER_MSEC));
-	EXPECT_GT(MSEC(100), took);
+	expect_eagain(_metadata, self->rcv, MSG_DONTWAIT, 0, 100,
+		      "MSG_DONTWAIT");
 
 	ASSERT_EQ(0, set_nonblock(self->rcv, true));
 	alarm(3);
@@ -2905,16 +2921,8 @@ TL_TEST(rx_nonblocking_beside_blocked_reader)
 
 	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 	alarm(3);
-	t = now_ns();
-	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL, &m);
-	took = now_ns() - t;
+	expect_eagain(_metadata, self->rcv, 0, 150, 1000, "SO_RCVTIMEO 200 ms");
 	alarm(0);
-	EXPECT_EQ(-1, m.ret);
-	EXPECT_EQ(EAGAIN, m.err) TH_LOG("SO_RCVTIMEO 200 ms: %s after %llu ms",
-					strerror(m.err),
-					(unsigned long long)(took / NSEC_PER_MSEC));
-	EXPECT_LE(MSEC(150), took);
-	EXPECT_GT(MSEC(1000), took);
 
 	/* A still gets what comes, then EOF. */
 	ASSERT_EQ(1000, tl_send1(self->snd, 0, 1000, SEC(5), 0));
@@ -2943,23 +2951,13 @@ TL_TEST(rx_tcp_cmsgs_and_timeout)
 	const int one = 1;
 	bool inq, ts, data;
 	struct cmsghdr *c;
-	struct rxmsg m;
 	char buf[4096];
-	__u64 t, took;
 	int k;
 
 	SETUP_SKIPPED();
 	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_RCVTIMEO, &tv,
 				sizeof(tv)));
-	t = now_ns();
-	tl_recv(self->rcv, buf, sizeof(buf), MSG_TL, &m);
-	took = now_ns() - t;
-	EXPECT_EQ(-1, m.ret);
-	EXPECT_EQ(EAGAIN, m.err) TH_LOG("SO_RCVTIMEO 200 ms: %s after %llu ms",
-					strerror(m.err),
-					(unsigned long long)(took / NSEC_PER_MSEC));
-	EXPECT_LE(MSEC(150), took);
-	EXPECT_GT(MSEC(1000), took);
+	expect_eagain(_metadata, self->rcv, 0, 150, 1000, "SO_RCVTIMEO 200 ms");
 
 	ASSERT_EQ(0, setsockopt(self->rcv, IPPROTO_TCP, TCP_INQ, &one,
 				sizeof(one)));
