@@ -11,10 +11,10 @@ controls against CUBIC (TCP write(), IPv4, GSO on).  Prints a table of the
 throughput and the CPU seconds per GB at each end, each TLTCP row with its
 ratios to the TCP row of the same write size, then the ACKs per MB (the
 receiver's, and how the sender's TCP took them: COUNTERS), and writes
-the rows as JSON.  With --repeat N every row runs N times, in N rounds that each run
-every row once, so that a TLTCP run and the TCP run it is compared with
-are seconds apart; a row gives the median of its runs, a ratio the
-median of the N per-round ratios and their range.
+the rows as JSON.  With --repeat N every row runs N times, in N rounds
+that each run every row once, so that a TLTCP run and the TCP run it is
+compared with are seconds apart; a row gives the median of its runs, a
+ratio the median of the N per-round ratios and their range.
 
 With --ab A.ko B.ko (make bench-ab) it compares two builds of the tltcp
 module instead: in every round each TLTCP case runs once with A loaded

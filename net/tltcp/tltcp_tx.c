@@ -513,10 +513,9 @@ static bool tltcp_deadline_near(const struct tltcp_ctx *ctx, u64 known)
  * timer), so it is microseconds old and costs no clock read.  tx_work's
  * push (the timer's, and refills deferred from write_space) reads the
  * clock: when the timer fired its deadline is due, whatever the coarse
- * clock says.  So do the pushes of tltcp_push(), off the data path.  A
- * sendmsg() that read the clock for its deadlines reads it again when a
- * deadline is near: a stale time would let a section outlive its
- * deadline.
+ * clock says.  So do the pushes of tltcp_push().  A sendmsg() that read
+ * the clock for its deadlines reads it again when a deadline is near: a
+ * stale time would let a section outlive its deadline.
  */
 static u64 tltcp_push_clock(const struct sock *sk,
 			    const struct tltcp_ctx *ctx, int mode, u64 known)
@@ -605,10 +604,11 @@ wake:
 	return defer;
 }
 
-/* A push from process context off the data path (setsockopt(),
- * shutdown(), close(), write() without a default deadline): it reads the
- * clock if a deadline is pending, as these calls are rare or (write())
- * take no time of their own.
+/* A push from process context other than a sendmsg() that read the time
+ * for its deadlines: setsockopt(), shutdown(), close(), and write()
+ * without a default deadline.  It reads the clock if a deadline is
+ * pending: the first three are rare, and such a write() has no time of
+ * its own to go by (the deadlines pending are earlier sections').
  */
 void tltcp_push(struct sock *sk, struct tltcp_ctx *ctx)
 {
