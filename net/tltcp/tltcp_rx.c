@@ -270,12 +270,22 @@ static void tltcp_rx_gap(struct tltcp_rx_call *c)
 	c->copied = n;
 }
 
+/* @n payload bytes of the record went to the caller. */
+static void tltcp_rx_took(struct tltcp_rx_call *c, u32 n)
+{
+	if (c->tl)
+		c->type = TL_DATA;
+	tltcp_rx_advance(&c->ctx->rx, n);
+	c->ctx->info.bytes_received += n;
+	c->copied += n;
+}
+
 /* Parse what @skb holds from @off (@len bytes of TCP's stream): headers
  * into the context, payload straight into the caller's buffer.  Returns
  * the bytes used, fewer than @len once the call has what it returns.
  */
-static size_t tltcp_rx_skb(struct sock *sk, struct tltcp_rx_call *c,
-			   const struct sk_buff *skb, u32 off, size_t len)
+static size_t tltcp_rx_skb(struct tltcp_rx_call *c, const struct sk_buff *skb,
+			   u32 off, size_t len)
 {
 	struct tltcp_rx *rx = &c->ctx->rx;
 	size_t used = 0;
@@ -297,7 +307,7 @@ static size_t tltcp_rx_skb(struct sock *sk, struct tltcp_rx_call *c,
 			if (rx->hdr_have < TLTCP_HDR_LEN)
 				break;
 			rx->hdr_have = 0;
-			if (!tltcp_rx_parse(sk, c->ctx))
+			if (!tltcp_rx_parse(c->ctx->sk, c->ctx))
 				c->fail = true;
 			continue;
 		}
@@ -314,11 +324,7 @@ static size_t tltcp_rx_skb(struct sock *sk, struct tltcp_rx_call *c,
 			c->err = -EFAULT;
 			break;
 		}
-		if (c->tl)
-			c->type = TL_DATA;
-		tltcp_rx_advance(rx, n);
-		c->ctx->info.bytes_received += n;
-		c->copied += n;
+		tltcp_rx_took(c, n);
 		used += n;
 		/* With MSG_TL, one piece of one record. */
 		if (c->copied == c->room || (c->tl && !rx->left))
@@ -333,7 +339,7 @@ static int tltcp_rx_actor(read_descriptor_t *desc, struct sk_buff *skb,
 	struct tltcp_rx_call *c = desc->arg.data;
 	size_t used;
 
-	used = tltcp_rx_skb(c->ctx->sk, c, skb, off, len);
+	used = tltcp_rx_skb(c, skb, off, len);
 	if (tltcp_rx_over(c))
 		desc->count = 0;
 	return used;
@@ -458,11 +464,7 @@ static void tltcp_rx_via_tcp(struct sock *sk, struct tltcp_rx_call *c,
 		c->stop = true;
 		return;
 	}
-	if (c->tl)
-		c->type = TL_DATA;
-	tltcp_rx_advance(rx, ret);
-	ctx->info.bytes_received += ret;
-	c->copied += ret;
+	tltcp_rx_took(c, ret);
 	if (c->tl || c->copied == c->room)
 		c->stop = true;
 }
