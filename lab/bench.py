@@ -9,9 +9,9 @@ with MSG_TL sections of 256 KiB, TCP with 16 KiB writes, TLTCP with
 MSG_TL sections of 16 KiB; then the congestion
 controls against CUBIC (TCP write(), IPv4, GSO on).  Prints a table of the
 throughput and the CPU seconds per GB at each end, each TLTCP row with its
-ratios to the TCP row of the same write size, then the ACKs per MB (the
-receiver's, and how the sender's TCP took them: COUNTERS), and writes
-the rows as JSON.  With --repeat N every row runs N times, in N rounds
+ratios to the TCP row of the same write size, then counters per MB (the
+receiver's ACKs, how the sender's TCP took them, the sender's packets
+and segments: COUNTERS), and writes the rows as JSON.  With --repeat N every row runs N times, in N rounds
 that each run every row once, so that a TLTCP run and the TCP run it is
 compared with are seconds apart; a row gives the median of its runs, a
 ratio the median of the N per-round ratios and their range.
@@ -102,16 +102,24 @@ def set_gso(on):
 
 # TCP's counters per MB delivered, in the JSON: the ACKs the receiver
 # sent (its namespace's Tcp OutSegs: the connection carries data one way
-# only) and how the sender's TCP took them (header prediction's fast path,
-# TCPHPAcks, or the slow path's pure ACKs, TCPPureAcks).
+# only), how the sender's TCP took them (header prediction's fast path,
+# TCPHPAcks, or the slow path's pure ACKs, TCPPureAcks), how often its
+# TCP held back a small packet for more data (TCPAutoCorking), and the
+# packets the sender's IP sent (OutRequests of IPv4 and IPv6: a GSO
+# packet counts once, so 1 MB over this count is their mean size).
 COUNTERS = {"rcv_acks_per_mb": (1, "Tcp", "OutSegs"),
             "snd_fast_acks_per_mb": (0, "TcpExt", "TCPHPAcks"),
-            "snd_slow_acks_per_mb": (0, "TcpExt", "TCPPureAcks")}
+            "snd_slow_acks_per_mb": (0, "TcpExt", "TCPPureAcks"),
+            "snd_autocork_per_mb": (0, "TcpExt", "TCPAutoCorking"),
+            "snd_pkts_per_mb": (0, "Ip", "OutRequests"),
+            "snd_segs_per_mb": (0, "Tcp", "OutSegs")}
 
 
 def mib(ns):
     """{(group, name): value} of the namespace's /proc/net/snmp and
-    /proc/net/netstat (a header line, then a line of values, per group)."""
+    /proc/net/netstat (a header line, then a line of values, per group),
+    with IPv6's /proc/net/snmp6 ("Ip6OutRequests value" lines) added to
+    IPv4's counter of the same name."""
     out = {}
     for f in ("/proc/net/snmp", "/proc/net/netstat"):
         lines = sh("cat", f, ns=ns).stdout.splitlines()
@@ -119,6 +127,10 @@ def mib(ns):
             group, names = head.split(":", 1)
             for k, v in zip(names.split(), vals.split(":", 1)[1].split()):
                 out[(group, k)] = int(v)
+    for line in sh("cat", "/proc/net/snmp6", ns=ns).stdout.splitlines():
+        k, v = line.split()
+        if k.startswith("Ip6") and ("Ip", k[3:]) in out:
+            out[("Ip", k[3:])] += int(v)
     return out
 
 
@@ -323,12 +335,12 @@ def table(rows):
             out.append("%-5s %-3s %-28s %9s %10s %10s   %s" % (
                 "", "", "  B / A", "", "", "",
                 _ratio_text(r["vs_a"], r["vs_a_range"])))
-    out += ["", "%-5s %-3s %-28s %10s %10s %10s" % (
-        "gso", "ip", "ACKs per MB (medians)", "rcv sent", "snd fast",
-        "snd slow")]
+    out += ["", ("%-5s %-3s %-28s" + " %10s" * len(COUNTERS)) % (
+        "gso", "ip", "per MB (medians)", "rcv ACKs", "snd fast",
+        "snd slow", "autocorked", "snd pkts", "snd segs")]
     for r in rows:
         if all(r.get(k) is not None for k in COUNTERS):
-            out.append("%-5s %-3s %-28s %10.1f %10.1f %10.1f" % (
+            out.append(("%-5s %-3s %-28s" + " %10.1f" * len(COUNTERS)) % (
                 "on" if r["gso"] else "off", "v%d" % r["family"],
                 r["transport"], *(r[k] for k in COUNTERS)))
     return "\n".join(out)

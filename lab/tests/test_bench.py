@@ -15,23 +15,28 @@ def run(gbit, snd, rcv):
             "rcv_cpu_s_per_gb": rcv, "bytes": 1}
 
 
-SNMP = """Ip: Forwarding DefaultTTL
-Ip: 1 64
+SNMP = """Ip: Forwarding DefaultTTL OutRequests
+Ip: 1 64 100
 Tcp: RtoAlgorithm OutSegs
 Tcp: 1 120
 """
 NETSTAT = """TcpExt: TCPHPAcks TCPPureAcks
 TcpExt: 7 30
 """
+SNMP6 = """Ip6InReceives                   	5
+Ip6OutRequests                  	20
+Icmp6InMsgs                     	3
+"""
 
 
 class Counters(unittest.TestCase):
-    def test_mib_reads_both_files_of_the_namespace(self):
+    def test_mib_reads_the_files_of_the_namespace(self):
         calls = []
 
         def fake_sh(*cmd, ns=None, check=True):
             calls.append((cmd, ns))
-            text = SNMP if cmd[-1] == "/proc/net/snmp" else NETSTAT
+            text = {"/proc/net/snmp": SNMP, "/proc/net/snmp6": SNMP6,
+                    "/proc/net/netstat": NETSTAT}[cmd[-1]]
             return types.SimpleNamespace(stdout=text)
 
         with mock.patch.object(bench, "sh", fake_sh):
@@ -39,11 +44,14 @@ class Counters(unittest.TestCase):
         self.assertEqual(m[("Tcp", "OutSegs")], 120)
         self.assertEqual(m[("TcpExt", "TCPPureAcks")], 30)
         self.assertEqual(m[("Ip", "DefaultTTL")], 64)
+        # IPv6's packets are added to IPv4's counter of the same name.
+        self.assertEqual(m[("Ip", "OutRequests")], 120)
+        self.assertNotIn(("Ip", "InMsgs"), m)
         self.assertEqual({ns for _, ns in calls}, {"tlb-b"})
 
     def test_counters_are_medians_in_the_row_and_the_table(self):
-        runs = [dict(run(1, 1, 1), rcv_acks_per_mb=a,
-                     snd_fast_acks_per_mb=1.0, snd_slow_acks_per_mb=2.0)
+        runs = [dict(run(1, 1, 1), **dict(dict.fromkeys(bench.COUNTERS, 2.0),
+                                          rcv_acks_per_mb=a))
                 for a in (50.0, 80.0, 60.0)]
         row = bench.summary("tltcp", runs, None, gso=True, family=4)
         self.assertAlmostEqual(row["rcv_acks_per_mb"], 60.0)
