@@ -45,30 +45,40 @@ TLBENCH = os.path.join(TOP, "tools", "tlbench", "tlbench")
 NS = ("tlb-a", "tlb-b")
 ADDR = {4: ("10.9.0.1", "10.9.0.2"), 6: ("fd00:9::1", "fd00:9::2")}
 
-# (name, tlbench client options, is TLTCP, the TCP row it compares with):
-# 256 KiB in each write() or section, and 16 KiB (one system call per
-# 16 KiB costs the same with and without the module).
+# (name, tlbench client options, server options, the TCP row it compares
+# with); a row is TLTCP's when its server runs with -T: 256 KiB in each
+# write() or section, and 16 KiB (one system call per 16 KiB costs the
+# same with and without the module).
+TL = ["-T"]
 TRANSPORTS = [
-    ("tcp write", [], False, None),
-    ("tltcp write", ["-T"], True, "tcp write"),
-    ("tltcp MSG_TL 256 KiB", ["-T", "-L", str(256 << 10)], True,
+    ("tcp write", [], [], None),
+    ("tltcp write", ["-T"], TL, "tcp write"),
+    ("tltcp MSG_TL 256 KiB", ["-T", "-L", str(256 << 10)], TL,
      "tcp write"),
-    ("tcp write 16 KiB", ["-l", str(16 << 10)], False, None),
-    ("tltcp MSG_TL 16 KiB", ["-T", "-L", str(16 << 10)], True,
+    ("tcp write 16 KiB", ["-l", str(16 << 10)], [], None),
+    ("tltcp MSG_TL 16 KiB", ["-T", "-L", str(16 << 10)], TL,
      "tcp write 16 KiB"),
 ]
 # Rows that only --only names ("diag*"; not in a plain make bench): what
 # TLTCP's 16 KiB sections do with the feed TCP holds unsent fixed at
 # 1 MiB (TL_NOTSENT), and with the receiver reading the stream with
-# recv() instead of one section at a time with MSG_TL (the is-TLTCP field
-# of a row is then the server's extra options).
+# recv() instead of one section at a time with MSG_TL; and TCP's 16 KiB
+# writes read 16 KiB at a time, as MSG_TL reads 16 KiB sections (the cost
+# of a read per section, with or without the module).
 DIAGNOSTIC = [
     ("diag 16 KiB, notsent 1 MiB",
-     ["-T", "-L", str(16 << 10), "-N", str(1 << 20)], True,
+     ["-T", "-L", str(16 << 10), "-N", str(1 << 20)], TL,
      "tcp write 16 KiB"),
     ("diag 16 KiB, stream reads",
-     ["-T", "-L", str(16 << 10)], ["-S"], "tcp write 16 KiB"),
+     ["-T", "-L", str(16 << 10)], TL + ["-S"], "tcp write 16 KiB"),
+    ("diag tcp 16 KiB, 16 KiB reads", ["-l", str(16 << 10)],
+     ["-r", str(16 << 10)], "tcp write 16 KiB"),
 ]
+
+
+def is_tltcp(server):
+    """Is a row with these server options TLTCP's?"""
+    return "-T" in server
 CCS = ["cubic", "reno_tw", "multfrc", "bbr"]
 
 
@@ -134,14 +144,10 @@ def mib(ns):
     return out
 
 
-def run_one(family, opts, tltcp, secs, port):
-    srv_cmd = [TLBENCH, "-s", "-p", str(port)]
+def run_one(family, opts, server, secs, port):
+    srv_cmd = [TLBENCH, "-s", "-p", str(port)] + server
     if family == 6:
         srv_cmd.append("-6")
-    if tltcp:
-        srv_cmd.append("-T")
-        if isinstance(tltcp, list):
-            srv_cmd += tltcp
     srv = subprocess.Popen(in_ns(NS[1], srv_cmd), stdout=subprocess.PIPE,
                            text=True)
     time.sleep(0.3)
@@ -204,12 +210,12 @@ def summary(name, runs, base_runs, **what):
 def rounds(args, port, cases, family):
     """Run every case once per round, args.repeat rounds, so that each
     case's runs and those of the case it is compared with alternate in
-    time.  cases: [(name, tlbench options, is TLTCP)]."""
+    time.  cases: [(name, client options, server options)]."""
     runs = {name: [] for name, _, _ in cases}
     for _ in range(args.repeat):
-        for name, opts, tltcp in cases:
+        for name, opts, server in cases:
             port += 1
-            runs[name].append(run_one(family, opts, tltcp, args.seconds,
+            runs[name].append(run_one(family, opts, server, args.seconds,
                                       port))
     return runs, port
 
@@ -255,12 +261,12 @@ def ab_rounds(args, port, cases, family, kos):
         for label, ko in [(None, None)] + builds:
             if ko:
                 load_tltcp(ko)
-            for name, opts, tltcp in cases:
-                if bool(tltcp) != bool(ko):
+            for name, opts, server in cases:
+                if is_tltcp(server) != bool(ko):
                     continue
                 port += 1
                 runs.setdefault((name, label), []).append(
-                    run_one(family, opts, tltcp, args.seconds, port))
+                    run_one(family, opts, server, args.seconds, port))
     return runs, port
 
 
@@ -275,9 +281,9 @@ def ab_rows(args, port, kos):
         for family in (4, 6):
             runs, port = ab_rounds(args, port, [t[:3] for t in trs],
                                    family, kos)
-            for name, _, tltcp, base_name in trs:
+            for name, _, server, base_name in trs:
                 base = runs[(base_name, None)] if base_name else None
-                for label in ((a, b) if tltcp else (None,)):
+                for label in ((a, b) if is_tltcp(server) else (None,)):
                     row = summary(name + (f" ({label})" if label else ""),
                                   runs[(name, label)], base, gso=gso,
                                   family=family)
@@ -307,7 +313,7 @@ def cc_rows(args, port):
     for cc in CCS:
         sh("modprobe", "-q", "tcp_" + cc, check=False)
     runs, port = rounds(args, port,
-                        [("tcp write " + cc, ["-C", cc], False)
+                        [("tcp write " + cc, ["-C", cc], [])
                          for cc in CCS], 4)
     base = runs["tcp write " + CCS[0]]
     return [summary("tcp write " + cc, runs["tcp write " + cc],

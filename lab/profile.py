@@ -33,13 +33,8 @@ from lab import bench
 from lab.tools import perf
 from lab.topology.netns import remove_namespaces
 
-CASES = [
-    ("tcp write", [], False),
-    ("tltcp write", ["-T"], True),
-    ("tltcp MSG_TL 256 KiB", ["-T", "-L", str(256 << 10)], True),
-    ("tcp write 16 KiB", ["-l", str(16 << 10)], False),
-    ("tltcp MSG_TL 16 KiB", ["-T", "-L", str(16 << 10)], True),
-]
+# make bench's rows: (name, client options, server options).
+CASES = [t[:3] for t in bench.TRANSPORTS]
 
 # (group, shared object, symbol): a sample goes to the first group whose
 # two patterns match (re.match: from the start of the name).
@@ -78,11 +73,11 @@ def group(rows):
     return shares
 
 
-def profile_one(family, opts, tltcp, secs, port, tmp):
+def profile_one(family, opts, server, secs, port, tmp):
     """One tlbench connection under perf; (run, perf report rows)."""
     data = os.path.join(tmp, "perf.data")
     with perf.recording(data, tmp):
-        run = bench.run_one(family, opts, tltcp, secs, port)
+        run = bench.run_one(family, opts, server, secs, port)
     return run, perf.report(data)
 
 
@@ -129,8 +124,8 @@ def main():
         bench.set_gso(True)
         with tempfile.TemporaryDirectory() as tmp:
             cases = [(fam, c) for fam in args.family for c in CASES]
-            for i, (fam, (name, opts, tltcp)) in enumerate(cases):
-                run, rows = profile_one(fam, opts, tltcp, args.seconds,
+            for i, (fam, (name, opts, server)) in enumerate(cases):
+                run, rows = profile_one(fam, opts, server, args.seconds,
                                         5600 + i, tmp)
                 results.append({"case": "%s v%d" % (name, fam),
                                 "family": fam, "run": run,

@@ -62,14 +62,14 @@ class Rounds(unittest.TestCase):
     def test_rounds_alternate_the_cases(self):
         order = []
 
-        def fake(family, opts, tltcp, secs, port):
+        def fake(family, opts, server, secs, port):
             order.append((opts[0], port))
             return run(1.0, 1.0, 1.0)
 
         args = types.SimpleNamespace(repeat=3, seconds=1)
         with mock.patch.object(bench, "run_one", fake):
-            runs, port = bench.rounds(args, 100, [("a", ["a"], False),
-                                                  ("b", ["b"], True)], 4)
+            runs, port = bench.rounds(args, 100, [("a", ["a"], []),
+                                                  ("b", ["b"], ["-T"])], 4)
         self.assertEqual([o for o, _ in order], ["a", "b"] * 3)
         self.assertEqual([p for _, p in order], list(range(101, 107)))
         self.assertEqual(port, 106)
@@ -133,22 +133,28 @@ class AB(unittest.TestCase):
                 mock.patch.object(bench, "mib",
                                   lambda ns: collections.defaultdict(int)), \
                 mock.patch.object(bench.time, "sleep", lambda s: None):
-            for name, opts, tltcp, _ in bench.DIAGNOSTIC:
-                bench.run_one(4, opts, tltcp, 1, 1)
-        self.assertEqual([c[-2:] for c in cmds], [["1", "-T"], ["-T", "-S"]])
+            for name, opts, server, _ in bench.DIAGNOSTIC:
+                bench.run_one(4, opts, server, 1, 1)
+                bench.run_one(6, opts, server, 1, 1)
+        self.assertEqual([c[c.index("-p") + 1:] for c in cmds],
+                         [["1", "-T"], ["1", "-T", "-6"],
+                          ["1", "-T", "-S"], ["1", "-T", "-S", "-6"],
+                          ["1", "-r", "16384"], ["1", "-r", "16384", "-6"]])
+        self.assertEqual([bench.is_tltcp(t[2]) for t in bench.DIAGNOSTIC],
+                         [True, True, False])
 
     def test_rounds_run_tcp_then_a_and_b_in_turn(self):
         order, loaded = [], []
 
-        def fake(family, opts, tltcp, secs, port):
+        def fake(family, opts, server, secs, port):
             order.append((opts[-1] if opts else "tcp", loaded[-1]
-                          if tltcp else None))
+                          if bench.is_tltcp(server) else None))
             # B is 10 % faster than A in every round, TCP steady
             g = {None: 2.0, "a.ko": 1.0, "b.ko": 1.1}[order[-1][1]]
             return run(g, 1.0, 1.0)
 
         args = types.SimpleNamespace(repeat=2, seconds=1)
-        cases = [("tcp", [], False), ("tl", ["-T"], True)]
+        cases = [("tcp", [], []), ("tl", ["-T"], ["-T"])]
         with mock.patch.object(bench, "run_one", fake), \
                 mock.patch.object(bench, "load_tltcp", loaded.append):
             runs, port = bench.ab_rounds(args, 0, cases, 4,

@@ -3,18 +3,17 @@
  * tlbench: bulk throughput and CPU cost of one TCP or TLTCP connection,
  * for comparing the two on the same path (make bench).
  *
- *   tlbench -s [-6] [-p PORT] [-T [-S]]       receive one connection
+ *   tlbench -s [-6] [-p PORT] [-T [-S]] [-r BYTES]   receive one connection
  *   tlbench -c HOST [-6] [-p PORT] [-T] [-l BYTES | -L SECTION] [-t SECS]
  *           [-C CC] [-Q QUEUE_BYTES] [-N NOTSENT_BYTES]
  *
  * -T attaches the "tltcp" ULP on both ends.  The client writes blocking
  * write()s of -l bytes (256 KiB), or with -L sections of that many bytes
  * with sendmsg(MSG_TL) and a deadline of an hour; the server reads with
- * recv() (TCP) or
- * recvmsg(MSG_TL) (TLTCP; with -S recv() too, as a stream) into a 256 KiB
- * buffer.  -N sets TL_NOTSENT (what TLTCP lets TCP hold unsent; by
- * default autosized by the module).  The section queue is
- * the module's default (the send buffer, as TCP's write queue), but for
+ * recv() (TCP) or recvmsg(MSG_TL) (TLTCP; with -S recv() too, as a
+ * stream), up to -r bytes at a time (256 KiB).  -N sets TL_NOTSENT (what
+ * TLTCP lets TCP hold unsent; by default autosized by the module).  The
+ * section queue is the module's default (the send buffer, as TCP's write queue), but for
  * sections larger than a fresh send buffer: then, or with -Q, TL_SNDQ_LIMIT
  * is four sections (-Q: that many bytes).  Each end prints one
  * line of JSON: the bytes, the seconds, its own CPU time (user and
@@ -55,13 +54,14 @@ struct opts {
 	long long sndq;		/* TL_SNDQ_LIMIT, 0: see run_client() */
 	long long notsent;	/* TL_NOTSENT, 0: the module's autosizing */
 	bool stream;		/* server: plain reads with -T */
+	long long rlen;		/* server: bytes per read at most */
 	double secs;
 };
 
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: tlbench -s [-6] [-p PORT] [-T [-S]]\n"
+		"usage: tlbench -s [-6] [-p PORT] [-T [-S]] [-r BYTES]\n"
 		"       tlbench -c HOST [-6] [-p PORT] [-T] [-l BYTES | -L SECTION_BYTES]\n"
 		"               [-t SECS] [-C CC] [-Q QUEUE_BYTES] [-N NOTSENT_BYTES]\n");
 }
@@ -73,7 +73,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .port = "5301", .family = AF_INET, .secs = 5,
 			    .wlen = BUF_LEN };
-	while ((c = getopt(argc, argv, "sc:6p:Tl:L:t:C:Q:N:S")) != -1) {
+	while ((c = getopt(argc, argv, "sc:6p:Tl:L:t:C:Q:N:Sr:")) != -1) {
 		switch (c) {
 		case 's': server = true; break;
 		case 'c': o->host = optarg; break;
@@ -87,6 +87,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case 'Q': o->sndq = cli_number("-Q", optarg, 1, 1LL << 30); break;
 		case 'N': o->notsent = cli_number("-N", optarg, 1, 1LL << 30); break;
 		case 'S': o->stream = true; break;
+		case 'r': o->rlen = cli_number("-r", optarg, 1, BUF_LEN); break;
 		default: cli_usage_error("bad option");
 		}
 	}
@@ -99,6 +100,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if ((o->notsent && (server || !o->tltcp)) ||
 	    (o->stream && (!server || !o->tltcp)))
 		cli_usage_error("-N needs -c and -T, -S needs -s and -T");
+	if (o->rlen && !server)
+		cli_usage_error("-r needs -s");
+	if (!o->rlen)
+		o->rlen = BUF_LEN;
 }
 
 static struct addrinfo *resolve(const struct opts *o)
@@ -174,10 +179,10 @@ static void report(const char *end, long long bytes, uint64_t t0,
 }
 
 /* One read: bytes of data (gaps count nothing), 0 at the end. */
-static ssize_t read_some(int fd, char *buf, bool tltcp)
+static ssize_t read_some(int fd, char *buf, size_t len, bool tltcp)
 {
 	char ctl[TL_RECORD_SPACE];
-	struct iovec iov = { .iov_base = buf, .iov_len = BUF_LEN };
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct msghdr msg = {
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = ctl, .msg_controllen = sizeof(ctl),
@@ -187,7 +192,7 @@ static ssize_t read_some(int fd, char *buf, bool tltcp)
 	int type;
 
 	if (!tltcp)
-		return recv(fd, buf, BUF_LEN, 0);
+		return recv(fd, buf, len, 0);
 	n = recvmsg(fd, &msg, MSG_TL);
 	if (n > 0 && tl_records(&msg, &rec, &type) && type == TL_GAP)
 		return -2;
@@ -205,7 +210,8 @@ static void run_server(const struct opts *o, char *buf)
 
 	if (o->tltcp && tl_attach(fd))
 		cli_die("TCP_ULP tltcp: %s", strerror(errno));
-	while ((n = read_some(fd, buf, o->tltcp && !o->stream)) != 0) {
+	while ((n = read_some(fd, buf, (size_t)o->rlen,
+			      o->tltcp && !o->stream)) != 0) {
 		if (n == -2)
 			continue;
 		if (n < 0)
