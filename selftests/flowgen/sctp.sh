@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # flowgen over SCTP, and sections with deadlines: a greedy SCTP flow fills
-# a 10 Mbit/s, 50 ms link over IPv4 and IPv6; on a 2 Mbit/s link offered
+# a 5 Mbit/s, 50 ms link over IPv4 and IPv6; on a 2 Mbit/s link offered
 # 4 Mbit/s of 1000-byte sections that live 300 ms, TCP delivers every
 # section it took whole, most of them late, while PR-SCTP abandons
 # messages whose lifetime ran out and the receiver counts exactly those
@@ -16,17 +16,21 @@ lib_init
 [ -x "$FLOWGEN" ] || lib_skip "tools/flowgen not built (make tools)"
 lib_require_module sctp
 
-# Alone in a 6.1 guest a greedy flow moves 9.6 Mbit/s over IPv4 and 9.0
-# over IPv6 (4 runs each, 2026-11-28); in CI, beside a second guest on the
-# other core, IPv6 once moved 7.9.  70 % still tells a greedy flow from an
-# application-limited one.
-lib_topo_up dumbbell --rate 10mbit --delay 25ms --queue bdp
+# The emulated guest's CPU bounds a greedy SCTP flow (it has no
+# segmentation offload and computes its CRC32c in software; not profiled
+# further): over a 10 Mbit/s link it moved 9.6 Mbit/s over IPv4 and 9.0
+# over IPv6 alone in a 6.1 guest (4 runs each, 2026-11-28), and over IPv6
+# 7.9 and 6.8 in make check (2026-11-28, 2026-12-07), beside its second
+# guest.  Half that rate leaves the guest's CPU room to spare, so what is
+# checked is the flow, not the guest's speed: 4.8 and 4.5 Mbit/s in a 6.1
+# guest beside two others (2026-12-07).
+lib_topo_up dumbbell --rate 5mbit --delay 25ms --queue bdp
 for fam in 4 6; do
 	lib_flowgen_flow s1 d1 "$TMPD/sctp$fam.json" -P sctp -$fam -t 8
 	rate=$("$PYTHON" "$MEASURE" flowgen-rate "$TMPD/sctp$fam.json" --skip 2)
 	lib_log "SCTP over IPv$fam: $rate bit/s after 2 s"
-	lib_check "greedy SCTP over IPv$fam takes at least 70 % of 10 Mbit/s" \
-		lib_at_least "${rate:-0}" 7000000
+	lib_check "greedy SCTP over IPv$fam takes at least 80 % of 5 Mbit/s" \
+		lib_at_least "${rate:-0}" 4000000
 done
 lib_topo_down
 
