@@ -39,7 +39,12 @@
  *    carries, and counts only if it raises the average.  If the latest
  *    sample was application-limited, or there is none yet, the path may
  *    carry more: then at least cwnd / srtt, what TCP's window lets it
- *    send.  Not the pacing rate: TCP sets it to 1.2 (congestion
+ *    send.  The average starts at the larger of the first sample and
+ *    cwnd / srtt: one sample may be old (TCP's latest when TL_ARRIVAL is
+ *    turned on) or span a stall of the sender: the likely cause of a
+ *    section with 20 s to live, 40 KB behind TCP on lo, abandoned early
+ *    in a guest sharing its CPU (arrival_edf_order, 2026-12-07).  Not
+ *    the pacing rate: TCP sets it to 1.2 (congestion
  *    avoidance) or 2 (slow start) times cwnd / srtt, so that pacing never
  *    limits it; as a prediction of arrivals it would be that much too
  *    fast.
@@ -95,13 +100,16 @@ static void tltcp_estimate(const struct sock *sk, struct tltcp_ctx *ctx,
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 srtt_us = tp->srtt_us >> 3;
-	u64 sample = 0, wnd_rate, avg;
+	u64 sample = 0, wnd_rate = 0, avg;
 	u32 mss = tp->mss_cache;
 
 	e->owd_ns = 0;
-	if (srtt_us)
+	if (srtt_us) {
 		e->owd_ns = (u64)(srtt_us - min(tcp_min_rtt(tp), srtt_us) / 2) *
 			    NSEC_PER_USEC;
+		wnd_rate = div_u64((u64)tcp_snd_cwnd(tp) * mss * USEC_PER_SEC,
+				   srtt_us);
+	}
 	if (tp->rate_interval_us)
 		sample = div_u64((u64)tp->rate_delivered * mss * USEC_PER_SEC,
 				 tp->rate_interval_us);
@@ -109,8 +117,13 @@ static void tltcp_estimate(const struct sock *sk, struct tltcp_ctx *ctx,
 	avg = ctx->arrival_rate;
 	if (sample && tp->delivered != ctx->arrival_delivered) {
 		ctx->arrival_delivered = tp->delivered;
+		/* The first sample alone is no average: it may be old (TCP's
+		 * latest when TL_ARRIVAL is turned on) or span a stall of
+		 * the sender.  If the window lets TCP send more, the average
+		 * starts there and the samples after it move it.
+		 */
 		if (!avg)
-			avg = sample;
+			avg = max(sample, wnd_rate);
 		else if (sample > avg)
 			avg += (sample - avg) >> TLTCP_ARRIVAL_RATE_SHIFT;
 		else if (!tp->rate_app_limited)
@@ -118,11 +131,8 @@ static void tltcp_estimate(const struct sock *sk, struct tltcp_ctx *ctx,
 		ctx->arrival_rate = avg;
 	}
 	e->rate = avg;
-	if (srtt_us && (tp->rate_app_limited || !e->rate)) {
-		wnd_rate = div_u64((u64)tcp_snd_cwnd(tp) * mss * USEC_PER_SEC,
-				   srtt_us);
+	if (tp->rate_app_limited || !e->rate)
 		e->rate = max(e->rate, wnd_rate);
-	}
 }
 
 /* When @bytes handed to TCP now, behind what it holds unsent, arrive. */
