@@ -91,6 +91,43 @@ static void sleep_ms(unsigned int ms)
 	sleep_until(now_ns() + MSEC(ms));
 }
 
+/*
+ * KSELFTEST_TIMEOUT_SCALE (make check-debug sets 4; 1 to 100, else 1):
+ * how many times slower than usual the machine may be.  The runner
+ * stretches the program's timeout by it, main() each test's, and
+ * scaled() what a test that passes never waits out: socket timeouts
+ * (set_timeouts()) and deadlines meant never to pass (dl_never()).
+ */
+static unsigned int timeout_scale(void)
+{
+	const char *v = getenv("KSELFTEST_TIMEOUT_SCALE");
+	int scale = v ? atoi(v) : 1;
+
+	return scale > 1 && scale <= 100 ? scale : 1;
+}
+
+static __u64 scaled(__u64 t)
+{
+	return t * timeout_scale();
+}
+
+/* A test's own timeout in seconds (TL_TEST), before main() scales it. */
+#define TL_TEST_TIMEOUT	60
+
+/*
+ * The relative deadline of sections that must all be delivered whole:
+ * twice a test's scaled timeout, so that it cannot pass while a test that
+ * passes runs, however slow the machine (a debug kernel under TCG took
+ * 29-38 s for what takes 2.5 s of link, 2026-12-07); at most
+ * TL_MAX_DEADLINE.
+ */
+static __u64 dl_never(void)
+{
+	__u64 t = scaled(SEC(2 * TL_TEST_TIMEOUT));
+
+	return t < TL_MAX_DEADLINE ? t : TL_MAX_DEADLINE;
+}
+
 static __u32 rnd(__u32 *state)
 {
 	__u32 x = *state;
@@ -170,9 +207,20 @@ static int tl_attach(int fd)
 	return setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tltcp", sizeof("tltcp"));
 }
 
+/*
+ * SO_RCVTIMEO and SO_SNDTIMEO of @ms, stretched by timeout_scale(): a
+ * bound on how long a blocking call of a test that passes waits, so that
+ * one that fails ends with an error rather than at the test's timeout.
+ * The fixture's sockets get TL_SOCK_TIMEOUT_MS, half a test's timeout:
+ * 10 s was too short for soft_error_keeps_stream's writer, blocked while
+ * the reject rule stalled its stream, in a TCG guest beside another.
+ */
+#define TL_SOCK_TIMEOUT_MS	30000
+
 static void set_timeouts(int fd, unsigned int ms)
 {
-	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+	__u64 t = scaled(ms);
+	struct timeval tv = { .tv_sec = t / 1000, .tv_usec = (t % 1000) * 1000 };
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -366,8 +414,8 @@ static void tl_pair(struct __test_metadata *_metadata, int family,
 	s = accept(lfd, NULL, NULL);
 	ASSERT_LE(0, s);
 	close(lfd);
-	set_timeouts(c, 10000);
-	set_timeouts(s, 10000);
+	set_timeouts(c, TL_SOCK_TIMEOUT_MS);
+	set_timeouts(s, TL_SOCK_TIMEOUT_MS);
 	*snd = c;
 	*rcv = s;
 	if (!o->plain_snd)
@@ -702,7 +750,7 @@ static void roundtrip(struct __test_metadata *_metadata, struct rx *rx,
 {
 	__u64 data = rx->data;
 
-	ASSERT_EQ((ssize_t)len, tl_send1(sfd, s, len, SEC(5), 0))
+	ASSERT_EQ((ssize_t)len, tl_send1(sfd, s, len, dl_never(), 0))
 		TH_LOG("sendmsg: %s", strerror(errno));
 	ASSERT_EQ(s, rx->section);
 	ASSERT_EQ(s, rx_section(_metadata, rx, rfd));
@@ -1066,7 +1114,7 @@ static void reopen(struct __test_metadata *_metadata,
  */
 #define SETUP_SKIPPED() do { if (_metadata->skip) return; } while (0)
 
-#define TL_TEST(name) TEST_F_TIMEOUT(tltcp, name, 60)
+#define TL_TEST(name) TEST_F_TIMEOUT(tltcp, name, TL_TEST_TIMEOUT)
 
 /*
  * a. Generous deadlines: 200 sections of 1..100000 random bytes, sent in
@@ -1092,7 +1140,7 @@ TL_TEST(deliver_200_sections)
 		lens[i] = 1 + rnd(&rng) % 100000;
 		total += lens[i];
 	}
-	pid = spawn_send(self->snd, lens, nsec, SEC(10), 0x5eed);
+	pid = spawn_send(self->snd, lens, nsec, dl_never(), 0x5eed);
 	ASSERT_LT(0, pid);
 
 	ASSERT_EQ(0, rx_init(&rx, lens, nsec, 70000));
@@ -1503,7 +1551,9 @@ TL_TEST(bad_deadline_cmsgs)
  * d. Malformed sections: a zero-length one is EINVAL, one of more than
  * TL_MAX_SECTION_LEN bytes EMSGSIZE, more than TL_MAX_SECTIONS of them
  * EMSGSIZE; none of these queues anything.  TL_MAX_SECTIONS one-byte
- * sections in one call are accepted and arrive as that many sections.
+ * sections in one call are accepted and arrive as that many sections
+ * (with deadlines that never pass: in a debug kernel under TCG the 567th
+ * outlived 5 s, 2026-12-07).
  */
 TL_TEST(bad_sections)
 {
@@ -1523,7 +1573,7 @@ TL_TEST(bad_sections)
 	ASSERT_NE(NULL, a);
 	ASSERT_NE(NULL, ones);
 	for (i = 0; i <= max; i++)
-		dl[i] = SEC(5);
+		dl[i] = dl_never();
 
 	/* a zero-length section, alone or between others */
 	iov[0] = (struct iovec){ a, 100 };
@@ -1886,8 +1936,8 @@ TL_TEST(doc_accepted_socket_not_attached)
 	s = accept(lfd, NULL, NULL);
 	ASSERT_LE(0, s);
 	close(lfd);
-	set_timeouts(c, 10000);
-	set_timeouts(s, 10000);
+	set_timeouts(c, TL_SOCK_TIMEOUT_MS);
+	set_timeouts(s, TL_SOCK_TIMEOUT_MS);
 	len = sizeof(info);
 	EXPECT_ERRNO(variant->plain_get_errno,
 		     getsockopt(s, SOL_TLTCP, TL_INFO, &info, &len));
@@ -2418,7 +2468,7 @@ static void *blocked_send_fn(void *arg)
 {
 	struct blocked_send *b = arg;
 
-	b->ret = tl_send1(b->fd, b->s, b->len, SEC(30), MSG_NOSIGNAL);
+	b->ret = tl_send1(b->fd, b->s, b->len, dl_never(), MSG_NOSIGNAL);
 	b->err = errno;
 	b->end_ns = now_ns();
 	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
@@ -2434,7 +2484,7 @@ static int fill_until_stalled(struct __test_metadata *_metadata, int fd,
 	int n = 0;
 
 	do {
-		while (tl_send1(fd, n, len, SEC(30), MSG_DONTWAIT) == (ssize_t)len)
+		while (tl_send1(fd, n, len, dl_never(), MSG_DONTWAIT) == (ssize_t)len)
 			n++;
 		EXPECT_EQ(EAGAIN, errno) TH_LOG("sendmsg: %s", strerror(errno));
 		if (now_ns() > t_end || errno != EAGAIN)
@@ -2447,8 +2497,8 @@ static int fill_until_stalled(struct __test_metadata *_metadata, int fd,
 /*
  * A sender blocked for room (queue full, the peer not reading) returns
  * EPIPE as soon as another thread calls shutdown(SHUT_WR): within a
- * second, not at SO_SNDTIMEO (10 s).  The sections queued before still
- * arrive whole, then EOF.
+ * second, not at SO_SNDTIMEO (TL_SOCK_TIMEOUT_MS).  The sections queued
+ * before still arrive whole, then EOF.
  */
 TL_TEST(doc_shutdown_wakes_blocked_sender)
 {
@@ -2547,7 +2597,7 @@ TL_TEST(tx_refill_from_release_cb)
 	reopen(_metadata, self, variant, &default_opts);
 	set_timeouts(self->rcv, 20000);
 	set_timeouts(self->snd, 20000);
-	pid = spawn_send(self->snd, lens, nsec, SEC(30), 0);
+	pid = spawn_send(self->snd, lens, nsec, dl_never(), 0);
 	ASSERT_LT(0, pid);
 	for (i = 0; i < 2; i++) {
 		h[i].fd = self->snd;
@@ -2599,7 +2649,7 @@ TL_TEST(tx_refill_from_backlog)
 	ASSERT_EQ(0, set_u32(self->snd, TL_NOTSENT, 1 << 20));
 	set_timeouts(self->rcv, 20000);
 	set_timeouts(self->snd, 20000);
-	pid = spawn_send(self->snd, lens, nsec, SEC(60), 0x5eed);
+	pid = spawn_send(self->snd, lens, nsec, dl_never(), 0x5eed);
 	ASSERT_LT(0, pid);
 
 	expect_delivered(_metadata, self->rcv, lens, nsec, pid);
@@ -2721,13 +2771,14 @@ static void plain_to_eof(struct __test_metadata *_metadata, int fd,
 }
 
 /*
- * 1024 sections of 1..3000 bytes in one sendmsg(MSG_TL) with 30 s
- * deadlines, over a 5 Mbit/s link with 10 ms each way, read to EOF with
- * MSG_TL and without, into 100-byte and 64 KiB buffers, from the start or
- * after 1.5 s (the receive buffer full, the window closed).  The receiver
- * never stalls with data queued (a stalled read times out after 5 s), every
- * byte arrives where it belongs, nothing is abandoned, and each run takes
- * well under the deadlines.
+ * 1024 sections of 1..3000 bytes in one sendmsg(MSG_TL) with deadlines
+ * that never pass (dl_never()), over a 5 Mbit/s link with 10 ms each
+ * way, read to EOF with MSG_TL and without, into 100-byte and 64 KiB
+ * buffers, from the start or after 1.5 s (the receive buffer full, the
+ * window closed).  The receiver never stalls with data queued (a stalled
+ * read times out after 5 s, scaled), every byte arrives where it
+ * belongs, nothing is abandoned, and each run takes less than 15 s (2.5 s
+ * of link; a timed bound).
  */
 struct small_run {
 	bool tl;		/* read with MSG_TL */
@@ -2774,7 +2825,7 @@ static void many_small_sections(struct __test_metadata *_metadata,
 		j->fd = self->snd;
 		j->nsec = nsec;
 		j->lens = lens;
-		j->deadline = SEC(30);
+		j->deadline = dl_never();
 		t0 = now_ns();
 		pid = spawn(child_send_one_call, j);
 		ASSERT_LT(0, pid);
@@ -2803,8 +2854,9 @@ static void many_small_sections(struct __test_metadata *_metadata,
 		       runs[r].tl ? "MSG_TL" : "plain", runs[r].bufsz,
 		       runs[r].late, (unsigned long long)total,
 		       (unsigned long long)(took / NSEC_PER_MSEC));
-		/* 2.5 s of link; a debug kernel sharing the machine took 16 s
-		 * (the stall this guards against fails the read after 5 s).
+		/* 2.5 s of link; a debug kernel sharing the machine took 16 s,
+		 * 29-38 s on a day the machine was twice as slow (2026-12-07;
+		 * the stall this guards against fails the read after 5 s).
 		 */
 		EXPECT_TIMED(took < SEC(15), "%llu ms, bound 15,000",
 			     (unsigned long long)(took / NSEC_PER_MSEC));
@@ -2851,7 +2903,7 @@ TL_TEST(rx_many_small_sections_veth)
 
 /*
  * recvmsg(MSG_TL | @flags) on @fd fails with EAGAIN after @min_ms to
- * @max_ms (@what names the case).
+ * @max_ms, scaled (@what names the case).
  */
 static void expect_eagain(struct __test_metadata *_metadata, int fd,
 			  int flags, unsigned int min_ms, unsigned int max_ms,
@@ -2869,8 +2921,15 @@ static void expect_eagain(struct __test_metadata *_metadata, int fd,
 					strerror(m.err),
 					(unsigned long long)(took / NSEC_PER_MSEC));
 	EXPECT_LE(MSEC(min_ms), took);
-	EXPECT_GT(MSEC(max_ms), took);
+	EXPECT_GT(scaled(MSEC(max_ms)), took);
 }
+
+/*
+ * The bound on a read with SO_RCVTIMEO of 200 ms: ten times that, as a
+ * one-vCPU guest beside others can lose its CPU for a while.  A read that
+ * ignores the timeout still fails, at the test's alarm or timeout.
+ */
+#define RCVTIMEO_MAX_MS	2000
 
 /*
  * A reader blocked in recv() does not hold up a non-blocking one: with
@@ -2903,12 +2962,12 @@ TL_TEST(rx_nonblocking_beside_blocked_reader)
 	ASSERT_LT(0, pid);
 	sleep_ms(300);	/* A is blocked in recvmsg() */
 
-	alarm(3);
+	alarm(3 * timeout_scale());
 	expect_eagain(_metadata, self->rcv, MSG_DONTWAIT, 0, 100,
 		      "MSG_DONTWAIT");
 
 	ASSERT_EQ(0, set_nonblock(self->rcv, true));
-	alarm(3);
+	alarm(3 * timeout_scale());
 	t = now_ns();
 	errno = 0;
 	EXPECT_EQ(-1, read(self->rcv, buf, sizeof(buf)));
@@ -2916,12 +2975,13 @@ TL_TEST(rx_nonblocking_beside_blocked_reader)
 	EXPECT_EQ(EAGAIN, errno) TH_LOG("O_NONBLOCK: %s after %llu ms",
 					strerror(errno),
 					(unsigned long long)(took / NSEC_PER_MSEC));
-	EXPECT_GT(MSEC(100), took);
+	EXPECT_GT(scaled(MSEC(100)), took);
 	ASSERT_EQ(0, set_nonblock(self->rcv, false));
 
 	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
-	alarm(3);
-	expect_eagain(_metadata, self->rcv, 0, 150, 1000, "SO_RCVTIMEO 200 ms");
+	alarm(3 * timeout_scale());
+	expect_eagain(_metadata, self->rcv, 0, 150, RCVTIMEO_MAX_MS,
+		      "SO_RCVTIMEO 200 ms");
 	alarm(0);
 
 	/* A still gets what comes, then EOF. */
@@ -2939,7 +2999,9 @@ TL_TEST(rx_nonblocking_beside_blocked_reader)
  * alone, a reader with SO_RCVTIMEO of 200 ms gets EAGAIN after about
  * 200 ms.  An application that asked TCP for control messages of its own
  * still gets them beside TL_DATA: TCP_CM_INQ with TCP_INQ, SCM_TIMESTAMP
- * with SO_TIMESTAMP (such a socket reads through TCP's recvmsg).
+ * with SO_TIMESTAMP (such a socket reads through TCP's recvmsg).  Those
+ * reads have the fixture's timeout again: 200 ms would fail one in a
+ * guest that loses its CPU for that long between the send and the read.
  */
 TL_TEST(rx_tcp_cmsgs_and_timeout)
 {
@@ -2952,12 +3014,24 @@ TL_TEST(rx_tcp_cmsgs_and_timeout)
 	bool inq, ts, data;
 	struct cmsghdr *c;
 	char buf[4096];
-	int k;
+	int k, tsfd;
 
 	SETUP_SKIPPED();
+	/* The kernel stamps received packets once a socket asks, but turns
+	 * that on in a work item: a guest that ran the sender before it
+	 * delivered section 1 unstamped (7.3 and 6.12, 2026-12-07).  A
+	 * socket of its own asks first, so that it is on by the time the
+	 * 200 ms below have passed.
+	 */
+	tsfd = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_LE(0, tsfd);
+	ASSERT_EQ(0, setsockopt(tsfd, SOL_SOCKET, SO_TIMESTAMP, &one,
+				sizeof(one)));
 	ASSERT_EQ(0, setsockopt(self->rcv, SOL_SOCKET, SO_RCVTIMEO, &tv,
 				sizeof(tv)));
-	expect_eagain(_metadata, self->rcv, 0, 150, 1000, "SO_RCVTIMEO 200 ms");
+	expect_eagain(_metadata, self->rcv, 0, 150, RCVTIMEO_MAX_MS,
+		      "SO_RCVTIMEO 200 ms");
+	set_timeouts(self->rcv, TL_SOCK_TIMEOUT_MS);
 
 	ASSERT_EQ(0, setsockopt(self->rcv, IPPROTO_TCP, TCP_INQ, &one,
 				sizeof(one)));
@@ -2991,6 +3065,7 @@ TL_TEST(rx_tcp_cmsgs_and_timeout)
 		EXPECT_TRUE(data) TH_LOG("section %d: no TL_DATA", k);
 		EXPECT_EQ(-1, mismatch(buf, k, 0, 1000));
 	}
+	close(tsfd);
 }
 
 /* Write a HELLO, as an end that attached tltcp does first. */
@@ -3284,7 +3359,7 @@ TL_TEST(nonblocking_sender)
 	const size_t len = 16384;
 	__u8 *buf = malloc(len);
 	struct iovec iov = { buf, len };
-	__u64 dl = SEC(30), t_end;
+	__u64 dl = dl_never(), t_end;
 	struct pollfd pfd;
 	struct tl_info info;
 	int sections = 0, i;
@@ -3430,7 +3505,8 @@ TL_TEST(shutdown_flushes_queue)
 	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
 	for (k = 0; k < nsec; k++) {
 		lens[k] = len;
-		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, SEC(30), MSG_DONTWAIT))
+		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, dl_never(),
+						 MSG_DONTWAIT))
 			TH_LOG("section %d: %s", k, strerror(errno));
 	}
 	ASSERT_EQ(0, get_info(self->snd, &info));
@@ -3463,7 +3539,7 @@ TL_TEST(close_with_pending)
 	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
 	for (k = 0; k < 40; k++) {
 		lens[k] = len;
-		if (tl_send1(self->snd, k, len, SEC(30), MSG_DONTWAIT) != (ssize_t)len)
+		if (tl_send1(self->snd, k, len, dl_never(), MSG_DONTWAIT) != (ssize_t)len)
 			break;
 		queued++;
 	}
@@ -3519,7 +3595,7 @@ static ssize_t close_lingering(struct __test_metadata *_metadata,
 					sizeof(lg)));
 	for (k = 0; k < nsec; k++) {
 		lens[k] = len;
-		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, SEC(30),
+		ASSERT_EQ((ssize_t)len, tl_send1(self->snd, k, len, dl_never(),
 						 MSG_DONTWAIT));
 	}
 	ASSERT_EQ(0, pipe(sync));
@@ -3819,12 +3895,12 @@ TL_TEST(soft_error_keeps_stream)
 	const __u64 total = 16 << 20;
 	struct sockaddr_storage ss;
 	socklen_t slen = sizeof(ss);
+	__u64 got, was, until;
 	struct job *j;
 	char cmd[256];
 	long long bad;
 	int one = 1, k;
 	pid_t pid, rej;
-	__u64 got;
 	int ret;
 
 	SETUP_SKIPPED();
@@ -3853,7 +3929,11 @@ TL_TEST(soft_error_keeps_stream)
 	/* The rule comes for a second and goes, while the receiver reads,
 	 * again until an error has reached the writer (over lo an ICMP is
 	 * often processed while the socket is owned, and TCP then keeps it
-	 * as a soft error only).
+	 * as a soft error only); again only once the stream has moved since:
+	 * TCP backs its retransmissions off until an ACK comes, and rules
+	 * back to back can meet each backed-off one, stalling the stream for
+	 * longer each time (a writer outlasted a 10-s SO_SNDTIMEO in a 6.18
+	 * guest).
 	 */
 	ASSERT_EQ(0, system("nft add table inet tl_rej && nft add chain inet tl_rej "
 			    "out '{ type filter hook output priority 0; }'"));
@@ -3871,10 +3951,15 @@ TL_TEST(soft_error_keeps_stream)
 			sleep_ms(1000);
 			if (system("nft flush chain inet tl_rej out"))
 				_exit(2);
+			was = j->written;
+			until = now_ns() + scaled(SEC(10));
+			while (j->written == was && !j->soft_errs &&
+			       now_ns() < until)
+				sleep_ms(20);
 		}
 		_exit(0);
 	}
-	set_timeouts(self->rcv, 20000);
+	set_timeouts(self->rcv, TL_SOCK_TIMEOUT_MS);
 	ret = read_stream(self->rcv, &got, &bad);
 	ASSERT_EQ(0, reap(pid)) TH_LOG("writer: %s", strerror(j->wr_err));
 	ASSERT_EQ(0, reap(rej)) TH_LOG("the nft rule could not be changed");
@@ -4490,7 +4575,7 @@ TL_TEST(thousand_connections)
 		/* section 0 of every connection, made distinct by i */
 		__u8 *p = section_buf(i, 1000);
 		struct iovec iov = { p, 1000 };
-		__u64 dl = SEC(5);
+		__u64 dl = dl_never();
 
 		ASSERT_NE(NULL, p);
 		ASSERT_EQ(1000, tl_sendv(c[i], &iov, 1, &dl, 1, TL_DEADLINE, MSG_TL))
@@ -4568,7 +4653,7 @@ TL_TEST(section_larger_than_queue_limit)
 	EXPECT_EQ(-1, tl_send1(self->snd, 0, 65537, SEC(20), 0));
 	EXPECT_EQ(EMSGSIZE, errno);
 	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 1 << 20));
-	pid = spawn_send(self->snd, lens, 1, SEC(20), 0);
+	pid = spawn_send(self->snd, lens, 1, dl_never(), 0);
 	ASSERT_LT(0, pid);
 	set_timeouts(self->rcv, 20000);
 	expect_delivered(_metadata, self->rcv, lens, 1, pid);
@@ -4708,15 +4793,23 @@ static void stream_notsent(struct __test_metadata *_metadata,
  * at 50 Mbit/s and at 1.5 Mbit/s, in the second half of a transfer:
  * TL_NOTSENT tracks the pacing rate TCP_INFO reports (nine samples in
  * ten within a quarter of it) and its median is at least half a
- * millisecond of the rate the receiver measured.  Shaped, it is at most
- * four milliseconds of that rate: two segments at 1.5 Mbit/s, between
- * the bounds at 50 Mbit/s; unshaped, more again.  The bounds that depend
- * on the machine carrying 50 Mbit/s are logged, not counted, on a slow
- * machine (EXPECT_TIMED).
+ * millisecond of the rate the receiver measured.
+ * Shaped, where the machine carried the link (80 % of its rate or more:
+ * headers and the ACKs, which share lo's netem, take about 6 %), it is at
+ * most four milliseconds of the rate the receiver measured: two segments
+ * at 1.5 Mbit/s, between the bounds at 50 Mbit/s.  Where the
+ * CPU, not the link, limits the rate, TCP's pacing rate runs ahead of
+ * what is carried and of the link alike (6.12 guests that carried 27.1
+ * and 22.5 of the 50 Mbit/s paced at 115.5 and 363, TL_NOTSENT 13,867
+ * and 42,484 bytes: 2.2 and 6.8 ms of the link, 2026-12-07); there the
+ * feed is held to the pacing rate only, and logged in milliseconds of
+ * the link and of what was carried.
  * Unshaped, the rate is what the CPU delivers, and TCP's pacing rate
  * runs ahead of it (1.3 to 34 Gbit/s against 0.24 to 0.51 measured in
  * TCG guests, 2026-11-27), the more so the busier the machine: there,
- * TL_NOTSENT is compared with the pacing rate only.
+ * TL_NOTSENT is compared with the pacing rate only.  The bounds that
+ * depend on the machine carrying 50 Mbit/s are logged, not counted, on
+ * a slow machine (EXPECT_TIMED).
  */
 TL_TEST(notsent_follows_rate)
 {
@@ -4746,10 +4839,17 @@ TL_TEST(notsent_follows_rate)
 		       m[i].notsent, mss, m[i].tracked, m[i].n);
 		EXPECT_LE(m[i].n * 9, m[i].tracked * 10);
 		EXPECT_LE(ms_of(m[i].rate, 0.5, mss), m[i].notsent);
-		if (bps[i])
+		if (!bps[i])
+			continue;
+		if (m[i].rate * 8 >= bps[i] * 0.8)
 			EXPECT_TIMED(m[i].notsent <= ms_of(m[i].rate, 4, mss),
 				     "TL_NOTSENT %u above 4 ms of the rate",
 				     m[i].notsent);
+		else
+			TH_LOG("%.0f %% carried: TL_NOTSENT %.1f ms of the link, %.1f of that",
+			       m[i].rate * 800 / bps[i],
+			       m[i].notsent * 8e3 / bps[i],
+			       m[i].notsent * 1e3 / m[i].rate);
 	}
 	EXPECT_EQ(2 * mss, m[2].notsent);
 	/* It grows with the rate, if the machine carries 50 Mbit/s: the
@@ -4966,13 +5066,17 @@ static void arrival_order(struct __test_metadata *_metadata, int sfd,
 					   (unsigned long long)got,
 					   m.ret ? strerror(m.err) : "EOF");
 		if (m.type != TL_DATA) {
+			socklen_t tlen = sizeof(struct tcp_info);
+			struct tcp_info ti = {};
 			struct tl_info info;
 
 			ASSERT_EQ(0, get_info(sfd, &info));
+			getsockopt(sfd, IPPROTO_TCP, TCP_INFO, &ti, &tlen);
 			ASSERT_EQ(TL_DATA, m.type)
-				TH_LOG("a gap in section %llu; %llu abandoned early",
+				TH_LOG("a gap in section %llu; %llu abandoned early (srtt %u us, cwnd %u)",
 				       (unsigned long long)m.r.section,
-				       (unsigned long long)info.sections_abandoned_early);
+				       (unsigned long long)info.sections_abandoned_early,
+				       ti.tcpi_rtt, ti.tcpi_snd_cwnd);
 		}
 		if (!m.r.sec_off) {
 			ASSERT_GT(5, n);
@@ -5100,12 +5204,11 @@ static void __attribute__((constructor)) tl_constructor_order_last(void)
 
 int main(int argc, char **argv)
 {
-	const char *v = getenv("KSELFTEST_TIMEOUT_SCALE");
+	unsigned int scale = timeout_scale();
 	struct __fixture_metadata *f;
 	struct __test_metadata *t;
-	int scale = v ? atoi(v) : 1;
 
-	if (scale > 1 && scale <= 100)
+	if (scale > 1)
 		for (f = __fixture_list; f; f = f->next)
 			for (t = f->tests; t; t = t->next)
 				t->timeout *= scale;
