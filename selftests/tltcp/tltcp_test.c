@@ -3895,12 +3895,12 @@ TL_TEST(soft_error_keeps_stream)
 	const __u64 total = 16 << 20;
 	struct sockaddr_storage ss;
 	socklen_t slen = sizeof(ss);
-	__u64 got, was, until;
 	struct job *j;
 	char cmd[256];
 	long long bad;
 	int one = 1, k;
 	pid_t pid, rej;
+	__u64 got;
 	int ret;
 
 	SETUP_SKIPPED();
@@ -3929,11 +3929,12 @@ TL_TEST(soft_error_keeps_stream)
 	/* The rule comes for a second and goes, while the receiver reads,
 	 * again until an error has reached the writer (over lo an ICMP is
 	 * often processed while the socket is owned, and TCP then keeps it
-	 * as a soft error only); again only once the stream has moved since:
-	 * TCP backs its retransmissions off until an ACK comes, and rules
-	 * back to back can meet each backed-off one, stalling the stream for
-	 * longer each time (a writer outlasted a 10-s SO_SNDTIMEO in a 6.18
-	 * guest).
+	 * as a soft error only).  Each rule can meet a retransmission TCP
+	 * has backed off, and stall the stream for longer: a writer
+	 * outlasted a 10-s SO_SNDTIMEO in a 6.18 guest, hence the fixture's
+	 * 30 s.  Waiting for the stream to move before the next rule left
+	 * too few rules in the stream's life: a 7.3 guest saw no error
+	 * (2026-12-07).
 	 */
 	ASSERT_EQ(0, system("nft add table inet tl_rej && nft add chain inet tl_rej "
 			    "out '{ type filter hook output priority 0; }'"));
@@ -3951,11 +3952,6 @@ TL_TEST(soft_error_keeps_stream)
 			sleep_ms(1000);
 			if (system("nft flush chain inet tl_rej out"))
 				_exit(2);
-			was = j->written;
-			until = now_ns() + scaled(SEC(10));
-			while (j->written == was && !j->soft_errs &&
-			       now_ns() < until)
-				sleep_ms(20);
 		}
 		_exit(0);
 	}
