@@ -21,6 +21,16 @@ lib_init
 
 TSM=$REPO/tools/tsm/tsm
 APP=$SELFTESTS_DIR/tsm/udp_app.py
+
+# Python without its site module (-S) for everything this test starts:
+# udp_app.py, lib_json, lab/topology need the standard library and
+# lab/ (PYTHONPATH) only, and site's start-up, the .pth files of what is
+# installed, is most of each start: 0.45 s against 0.07 s on the host,
+# 2.5-9 s against 0.6-0.7 s in a TCG guest beside two others
+# (2026-12-07).  The test starts Python some 40 times.
+printf '#!/bin/sh\nexec "%s" -S "$@"\n' "$(command -v "$PYTHON")" > "$TMPD/python"
+chmod +x "$TMPD/python"
+PYTHON=$TMPD/python
 [ -x "$TSM" ] || lib_skip "tools/tsm not built (make tools)"
 lib_require_cmd nft
 
@@ -39,15 +49,45 @@ bad_args() {
 	return 1
 }
 
-# wait_json FILE EXPR: up to 6 s for EXPR to hold in FILE (a stats file).
+# Every wait of this test is bounded, and scaled as the runner's timeout
+# (settings) is: KSELFTEST_TIMEOUT_SCALE (make check-debug: 4).  The whole
+# script took up to 159 s in CI's TCG guests (one vCPU, beside another
+# guest) and over 300 s, its old timeout, on a slower day, mostly in
+# starts of Python (below), up to 9 s each then, and waits polled by one
+# start each.  Now no wait starts one per poll, and the whole took
+# 281-307 s (7.3) beside two other guests, 177 s (6.1) on the same host
+# (2026-12-07).
+SCALE=${KSELFTEST_TIMEOUT_SCALE:-1}
+# WAIT_S: for a state of the tunnel (connected, reconnected, counted),
+# which takes a fraction of a second, or 2 s of the client's backoff.
+WAIT_S=$((15 * SCALE))
+
+# wait_json FILE EXPR: up to WAIT_S for EXPR to hold in FILE (a stats
+# file), polled in one Python (udp_app.py wait).
 wait_json() {
-	local i
-	for i in $(seq 60); do
-		[ "$(jf "$1" "$2")" = True ] && return 0
+	"$PYTHON" "$APP" wait "$1" "$2" --timeout "$WAIT_S" && return 0
+	lib_log "$1: $2 never held in $WAIT_S s"; sed 's/^/#   /' "$1" 2>/dev/null
+	return 1
+}
+
+# reap PID SECONDS: wait for a background PID (a sink, a tunnel end) at
+# most SECONDS (scaled), then SIGTERM it (a sink writes its summary then),
+# and SIGKILL it 2 s later if it is still there.
+reap() {
+	local pid=$1 end=$((SECONDS + $2 * SCALE))
+	while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do
 		sleep 0.1
 	done
-	lib_log "$1: $2 never held"; sed 's/^/#   /' "$1" 2>/dev/null
-	return 1
+	if kill -0 "$pid" 2>/dev/null; then
+		lib_log "pid $pid still running after $(($2 * SCALE)) s: SIGTERM"
+		kill -TERM "$pid" 2>/dev/null
+		end=$((SECONDS + 2))
+		while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
 }
 
 # nsbg NODE COMMAND...: COMMAND in NODE's namespace, in the background;
@@ -65,7 +105,10 @@ nsbg() {
 # multfrc, multfrc:2 or tcp (Documentation/tsm.rst has how they fared).
 # On a kernel without DCCP (Linux 6.16 on) the tunnel's own default: what
 # stands in for DCCP, TFRC's equation over TCP (MulTFRC, n = 1).
+# The probe is a start of Python: once.
+HAVE_DCCP=
 if lib_have_dccp; then
+	HAVE_DCCP=1
 	TRANSPORT=${TUNNEL_TRANSPORT-dccp-ccid2}
 else
 	lib_log "no DCCP here ($LIB_DCCP_WHY)"
@@ -75,7 +118,7 @@ lib_log "transport ${TRANSPORT:-the default}"
 # the transport option of both ends: none for the default
 TARGS=(${TRANSPORT:+--transport "$TRANSPORT"})
 case $TRANSPORT in
-"")	if lib_have_dccp; then
+"")	if [ -n "$HAVE_DCCP" ]; then
 		LISTEN_PROTO=dccp
 	else
 		LISTEN_PROTO=tcp
@@ -91,9 +134,37 @@ tltcp)	LISTEN_PROTO=tcp; lib_require_module tltcp ;;
 *)	LISTEN_PROTO=tcp ;;
 esac
 
+# phase NAME: a diagnostic line with the seconds the script has taken, so
+# that a log shows where the time went.
+phase() { lib_log "--- $* (at ${SECONDS} s)"; }
+
+# num_at_most A B: A is a number (not empty, not None) and A <= B.
+num_at_most() {
+	[[ $1 =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]] || { lib_log "not a number: '$1'"; return 1; }
+	lib_at_most "$1" "$2"
+}
+
 # fds PID: open descriptors of a process.
 fds() { ls /proc/"$1"/fd | wc -l; }
 
+# fd_excess PID STATS: the server's descriptors besides its flows' sockets
+# (each sender is a flow), once two readings 0.3 s apart agree: a flow
+# just opened is in /proc before it is in the statistics (written every
+# 0.2 s), and so is the statistics file while it is written (a starved
+# guest read 10 before and 9 after, 2026-12-07).
+fd_excess() {
+	local a b= i f
+	for i in 1 2 3 4 5 6; do
+		a=$b
+		f=$(jf "$2" "d['flows']")
+		b=$(($(fds "$1") - ${f:-0}))
+		[ "$a" = "$b" ] && break
+		sleep 0.3
+	done
+	echo "$b"
+}
+
+phase "arguments"
 lib_check "no --peer" bad_args "--peer HOST:PORT is required" \
 	client --udp 7001 --to 10.0.0.1:9
 lib_check "port out of range" bad_args "the port must be 1 to 65535" \
@@ -135,7 +206,8 @@ start_pair() {
 # stop_pair TAG: SIGTERM both; their final statistics are on stdout.
 stop_pair() {
 	kill -TERM "$CLI" "$SRV" 2>/dev/null
-	wait "$CLI" "$SRV" 2>/dev/null
+	reap "$CLI" 10
+	reap "$SRV" 10
 	tail -n 1 "$TMPD/$1.cli.out" > "$TMPD/$1.cli.final"
 	tail -n 1 "$TMPD/$1.srv.out" > "$TMPD/$1.srv.final"
 	sed 's/^/#   client: /' "$TMPD/$1.cli.err"
@@ -152,10 +224,17 @@ sink_intact() {
 }
 
 # log_replies TAG WHAT: WHAT replies came back; where the others went.
+# Reads each end's final statistics once: FIN_CLI the client's "from_app
+# to_tunnel", FIN_FINAL its "final", FIN_SRV the server's "delivered".
 log_replies() {
-	lib_log "$1: $2 replies; server: $(jf "$TMPD/$1.srv.final" \
-		"' '.join(f'{k} {d[k][\"datagrams\"]}' for k in ('from_dest', 'to_tunnel', 'dropped_queue_full', 'dropped_disconnected', 'dropped_expired', 'dropped_other'))"); client: $(jf "$TMPD/$1.cli.final" \
-		"' '.join(f'{k} {d[k][\"datagrams\"]}' for k in ('from_app', 'to_tunnel', 'dropped_queue_full', 'from_tunnel', 'to_app', 'to_app_errors'))")"
+	local cli srv
+	{ read -r FIN_CLI; read -r FIN_FINAL; read -r cli; } < <(jf "$TMPD/$1.cli.final" \
+		"d['from_app']['datagrams'], d['to_tunnel']['datagrams']" "d['final']" \
+		"' '.join(f'{k} {d[k][\"datagrams\"]}' for k in ('from_app', 'to_tunnel', 'dropped_queue_full', 'from_tunnel', 'to_app', 'to_app_errors'))")
+	{ read -r FIN_SRV; read -r srv; } < <(jf "$TMPD/$1.srv.final" \
+		"d['delivered']['datagrams']" \
+		"' '.join(f'{k} {d[k][\"datagrams\"]}' for k in ('from_dest', 'to_tunnel', 'dropped_queue_full', 'dropped_disconnected', 'dropped_expired', 'dropped_other'))")
+	lib_log "$1: $2 replies; server: $srv; client: $cli"
 }
 
 # The replies cross the server's queue as the datagrams cross the
@@ -168,10 +247,16 @@ log_replies() {
 # CPU was away for 170 ms overflowed even 16 (a CI run, two guests on two
 # cores: 18 of 300 dropped at the client), so the tests of integrity send
 # with --steady: integrity, not the burst a stall makes, is what they test.
-QUEUE=16
+# The echoes still come in bursts when the guest's CPU was away from the
+# sink or the tunnel: with 16, on a host loaded with two other guests
+# (2026-12-07, 7.3 over MulTFRC), the server dropped 1 and 6 of 300
+# replies in two of three runs.  64 is 320 ms of them.
+QUEUE=64
 
 # --- unshaped: intact, in order, replies ------------------------------------
+phase "unshaped"
 lib_topo_up dumbbell --rate 1gbit --delay 1ms --queue 1000
+phase "unshaped: the topology is up"
 
 run_intact() { # TAG FAMILY PEER UDP TO SINK_ADDR SINK_PORT N
 	local tag=$1 fam=$2 n=$8 replies
@@ -184,18 +269,17 @@ run_intact() { # TAG FAMILY PEER UDP TO SINK_ADDR SINK_PORT N
 	lib_nsx s1 "$PYTHON" "$APP" send "${4%:*}" "${4##*:}" --rate 200 \
 		--size 200 --count "$n" --connect --linger 5 --steady \
 		--replies "$TMPD/$tag.rep"
-	wait $sink
+	reap $sink 10
 	stop_pair "$tag"
 	lib_check "$tag: $n datagrams intact, in order" sink_intact "$tag" "$n"
 	replies=$(jf "$TMPD/$tag.rep" "d['replies']")
 	log_replies "$tag" "$replies of $n"
 	lib_check "$tag: $n replies back to the application" test "$replies" = "$n"
 	lib_check "$tag: counted: from_app = to_tunnel = delivered = $n" test \
-		"$(jf "$TMPD/$tag.cli.final" "d['from_app']['datagrams'], d['to_tunnel']['datagrams']")/$(jf "$TMPD/$tag.srv.final" "d['delivered']['datagrams']")" \
-		= "$n $n/$n"
+		"$FIN_CLI/$FIN_SRV" = "$n $n/$n"
 }
 run_intact ipv4 4 "$IP4_d1:7000" 127.0.0.1:7001 127.0.0.1:9000 127.0.0.1 9000 300
-if [ -z "$TRANSPORT" ] && ! lib_have_dccp; then
+if [ -z "$TRANSPORT" ] && [ -z "$HAVE_DCCP" ]; then
 	# the default, without DCCP: said once by each end, in one line
 	for end in cli srv; do
 		lib_check "no DCCP: the $end's one line: over TCP with TFRC's equation" \
@@ -205,10 +289,13 @@ if [ -z "$TRANSPORT" ] && ! lib_have_dccp; then
 		test "$(jf "$TMPD/ipv4.cli.final" "d['transport']")" = multfrc
 fi
 run_intact ipv6 6 "[$IP6_d1]:7000" "[::1]:7001" "[::1]:9000" ::1 9000 100
+phase "unshaped: done"
 lib_topo_down
 
 # --- overload: 2.5 x a 1 Mbit/s bottleneck ---------------------------------
+phase "overload"
 lib_topo_up dumbbell --rate 1mbit --delay 10ms --queue 20
+phase "overload: the topology is up"
 nsbg d1 "$PYTHON" "$APP" sink 127.0.0.1 9100 --out "$TMPD/ol.sink" --idle 1
 sink=$!
 if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
@@ -216,17 +303,20 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 	# 1000-byte datagrams at 312/s: 2.5 Mbit/s for 6 s
 	lib_nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7101 --rate 312 --size 1000 \
 		--count 1872
-	wait $sink
+	reap $sink 10
 	stop_pair ol
 	c=$TMPD/ol.cli.final
 	# the delays after the first fifth (the queues filling)
 	dl="sorted(d['delays_ms'][len(d['delays_ms']) // 5:])"
-	{ read -r rate; read -r got; read -r p50; read -r p95; read -r last; } < <(jf "$TMPD/ol.sink" \
+	{ read -r rate; read -r got; read -r p50; read -r p95; read -r last; read -r by_s; read -r trend; read -r rise; } < <(jf "$TMPD/ol.sink" \
 		"sum(d['per_s'].get(str(s), 0) for s in (2, 3, 4)) * 8 / 3" \
 		"d['count']" \
 		"$dl[len($dl) // 2]" \
 		"$dl[int(0.95 * len($dl))]" \
-		"sum(d['delays_ms'][-50:]) / 50")
+		"sum(d['delays_ms'][-50:]) / 50" \
+		"' '.join(f'{k}:{v:.0f}' for k, v in d['delay_p50_by_send_s'].items())" \
+		"d['delay_trend_ms_per_s']" \
+		"(lambda v: max(v) - min(v))([m for k, m in d['delay_p50_by_send_s'].items() if int(k) >= 1])")
 	{ read -r counts; read -r balance; read -r from_app; read -r full; } < <(jf "$c" \
 		"d['from_app']['datagrams'], d['to_tunnel']['datagrams'], d['dropped_queue_full']['datagrams'], d['queued']" \
 		"d['from_app']['datagrams'] == d['to_tunnel']['datagrams'] + d['dropped_queue_full']['datagrams'] + d['dropped_disconnected']['datagrams'] + d['dropped_expired']['datagrams'] + d['dropped_other']['datagrams'] + d['queued']" \
@@ -234,10 +324,12 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 		"d['dropped_queue_full']['datagrams'] >= 0.4 * 1872")
 	lib_log "offered 1872 x 1000 B at 2.5 Mbit/s: $counts (from_app, to_tunnel, dropped_queue_full, queued); $got delivered"
 	lib_log "delivered $rate bit/s in seconds 2-4; one-way delay median $p50 ms, p95 $p95 ms, last 50 mean $last ms"
+	lib_log "median delay (ms) by second of sending: $by_s; after the first: trend $trend ms per s, rise $rise ms"
 	lib_check "overload: received = sent + dropped + queued" test "$balance" = True
 	lib_check "overload: all 1872 received by the client" test "$from_app" = 1872
 	lib_check "overload: at least 40 % dropped at the tunnel (queue full)" test "$full" = True
-	lib_check "overload: the server delivered what the sink got" test "$(jf "$TMPD/ol.srv.final" "d['delivered']['datagrams']")" = "$got"
+	delivered=$(jf "$TMPD/ol.srv.final" "d['delivered']['datagrams']")
+	lib_check "overload: the server delivered what the sink got ($delivered, $got)" test "$delivered" = "$got"
 	lib_check "overload: delivered rate 0.5-1.0 Mbit/s (bottleneck 1)" awk -v r="$rate" 'BEGIN { exit !(r >= 500000 && r <= 1000000) }'
 	# An unbounded queue would hold 1.5 s of data per second of overload.
 	# A bounded one leaves the bottleneck's: 20 packets of about 1,090
@@ -249,13 +341,30 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 	# the retransmission comes, about one round trip later (some 195 ms
 	# with the queue full), and fast
 	# recovery sets the tail: p95 346-361 ms in guests of 6.18 and 7.3
-	# beside a busy core, and once over 400 ms in CI (2026-11-28); 600 ms
-	# is that recovery with room for the emulator's timers.
+	# beside a busy core, and once over 400 ms in CI (2026-11-28); 620 and
+	# 736 ms in 7.3 guests beside two others (2026-12-07), their
+	# per-second medians showing a stall of about 0.5 s.  1000 ms is that
+	# recovery and such a stall; an unbounded queue's p95 is seconds.
 	p95_max=400
-	[ "$LISTEN_PROTO" = tcp ] && p95_max=600
-	lib_check "overload: one-way delay median <= 250 ms" lib_at_most "$p50" 250
-	lib_check "overload: one-way delay p95 <= $p95_max ms" lib_at_most "$p95" "$p95_max"
-	lib_check "overload: delay at the end <= 400 ms (not growing)" lib_at_most "$last" 400
+	[ "$LISTEN_PROTO" = tcp ] && p95_max=1000
+	lib_check "overload: one-way delay median <= 250 ms" num_at_most "$p50" 250
+	lib_check "overload: one-way delay p95 <= $p95_max ms" num_at_most "$p95" "$p95_max"
+	# Not growing: an unbounded queue's delay grows by 1.5 s per second
+	# of sending, a bounded one's stays level.  Of the median delays of
+	# each second of sending from the second on (the queues filled), the
+	# trend (udp_app.py's delay_trend_ms_per_s) is at most a tenth of
+	# that, and their rise, highest less lowest, at most 800 ms: a sender
+	# starved by a loaded host offers the overload in spurts, and an
+	# unbounded queue (--queue 100000, 7.3, 2026-12-07) then rose from 656
+	# to 2491 ms with a trend of only 34 ms per s; bounded ones rose by
+	# 37-540 ms (trend -13 to 14) in the guests of 6.1 and 7.3 that day,
+	# two of them beside two other guests.  The mean of the last 50
+	# datagrams (under 0.5 s), which this checked before (at most 400
+	# ms), is one fast recovery over a stream or one stall of a guest
+	# whose CPU is shared: a 6.18 guest in CI (2026-12-07) went over 400
+	# ms there with its median and p95 in bounds.
+	lib_check "overload: delay not growing (trend <= 150 ms per s, rise <= 800 ms)" \
+		eval 'num_at_most "$trend" 150 && num_at_most "$rise" 800'
 else
 	lib_check "overload: tunnel up" false
 	kill $sink
@@ -264,6 +373,7 @@ fi
 # --- restarts ----------------------------------------------------------------
 # Every step waits for what it needs, not for a time: in an emulator whose
 # CPU is shared a step can take seconds.  The sink ends at SIGTERM.
+phase "restarts"
 nsbg d1 "$PYTHON" "$APP" sink 127.0.0.1 9200 --out "$TMPD/rs.sink" --idle 60
 sink=$!
 if start_pair rs 7200 -- --peer "$IP4_d1:7200" --udp 127.0.0.1:7201 \
@@ -272,9 +382,21 @@ if start_pair rs 7200 -- --peer "$IP4_d1:7200" --udp 127.0.0.1:7201 \
 	lib_nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7201 --rate 100 --size 120 \
 		--count 800 &
 	app=$!
-	sleep 1
+	# The server is killed once the application's datagrams go through
+	# the tunnel, and restarted once the client has dropped some while
+	# it was down: the application keeps sending, so both hold in a
+	# fraction of a second.  Times instead (1 s, then 1 s) race the
+	# sender's start of Python, up to 9 s in a loaded guest: a sender
+	# that begins once the client is back has nothing dropped, and the
+	# old poll for a drop (60 starts of Python) then outlasts the test's
+	# timeout, likely what 7.3 in CI met after check 26 (2026-12-07).
+	# The client's backoff, 2 s at most, is what the reconnection takes.
+	wait_json "$TMPD/rs.cli.json" "d['to_tunnel']['datagrams'] > 0" ||
+		lib_log "the application's datagrams did not reach the tunnel"
 	kill -KILL "$SRV"
-	sleep 1
+	wait "$SRV" 2>/dev/null
+	wait_json "$TMPD/rs.cli.json" "d['dropped_disconnected']['datagrams'] > 0 and not d['connected']"
+	dropped=$?
 	nsbg d1 "$TSM" tunnel server --listen 7200 --interval 0.2 \
 		"${TARGS[@]}" \
 		--stats "$TMPD/rs.srv.json" > "$TMPD/rs.srv.out" \
@@ -283,10 +405,10 @@ if start_pair rs 7200 -- --peer "$IP4_d1:7200" --udp 127.0.0.1:7201 \
 	lib_check "restart: the client reconnects to the new server" \
 		wait_json "$TMPD/rs.cli.json" "d['reconnects'] >= 1 and d['connected']"
 	lib_check "restart: datagrams while disconnected dropped and counted" \
-		wait_json "$TMPD/rs.cli.json" "d['dropped_disconnected']['datagrams'] > 0"
-	# descriptors besides the flows' sockets (each sender is a flow)
-	sleep 0.5
-	fd_before=$(($(fds "$SRV") - $(jf "$TMPD/rs.srv.json" "d['flows']")))
+		test "$dropped" = 0
+	# descriptors besides the flows' sockets (on a starved guest the
+	# sender may be done before the client is back: no flow then)
+	fd_before=$(fd_excess "$SRV" "$TMPD/rs.srv.json")
 	kill -KILL "$CLI"
 	lib_check "restart: the server sees the client go" \
 		wait_json "$TMPD/rs.srv.json" "d['connections'] == 0 and d['flows'] == 0"
@@ -301,24 +423,26 @@ if start_pair rs 7200 -- --peer "$IP4_d1:7200" --udp 127.0.0.1:7201 \
 		wait_json "$TMPD/rs.cli.json" "d['connected']"
 	# The rest of the sequence, once the first sender is done, through
 	# the new client and the new server: 2 s more.
-	wait $app
+	reap $app 30
 	lib_nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7201 --rate 100 --size 120 \
 		--count 200 --first-seq 800 &
 	app=$!
 	lib_check "restart: the new client carries traffic" \
 		wait_json "$TMPD/rs.cli.json" "d['to_tunnel']['datagrams'] > 0"
-	sleep 0.5
-	fd_after=$(($(fds "$SRV") - $(jf "$TMPD/rs.srv.json" "d['flows']")))
+	wait_json "$TMPD/rs.srv.json" "d['connections'] == 1 and d['flows'] >= 1"
+	fd_after=$(fd_excess "$SRV" "$TMPD/rs.srv.json")
 	lib_check "restart: no descriptor leaked ($fd_before before, $fd_after after)" \
 		test "$fd_before" = "$fd_after"
-	wait $app
+	reap $app 30
 	wait_json "$TMPD/rs.srv.json" "d['from_tunnel']['datagrams'] >= $(jf "$TMPD/rs.cli.json" "d['to_tunnel']['datagrams']")"
 	kill -TERM $sink
-	wait $sink
+	reap $sink 10
 	stop_pair rs
-	lib_log "sink got $(jf "$TMPD/rs.sink" "d['count']") of 1000, last $(jf "$TMPD/rs.sink" "d['last']")"
+	{ read -r got; read -r resumed; } < <(jf "$TMPD/rs.sink" "d['count'], d['last']" \
+		"d['last'] >= 980 and d['reordered'] == 0 and d['damaged'] == 0")
+	lib_log "sink got ${got% *} of 1000, last ${got#* }"
 	lib_check "restart: traffic resumes after both restarts" \
-		test "$(jf "$TMPD/rs.sink" "d['last'] >= 980 and d['reordered'] == 0 and d['damaged'] == 0")" = True
+		test "$resumed" = True
 	lib_check "restart: the new server delivered what it got" \
 		test "$(jf "$TMPD/rs.srv.final" "d['delivered']['datagrams'] == d['from_tunnel']['datagrams'] > 0")" = True
 else
@@ -327,6 +451,7 @@ else
 fi
 
 # --- transparent redirection ------------------------------------------------
+phase "redirection"
 nsbg d1 "$PYTHON" "$APP" sink "$IP4_d1" 9300 --out "$TMPD/rd.sink" --idle 1 \
 	--echo
 sink=$!
@@ -338,18 +463,19 @@ if start_pair rd 7300 --queue "$QUEUE" -- --peer "$IP4_d1:7300" \
 	# only from there (a connected socket).
 	lib_nsx s1 "$PYTHON" "$APP" send "$IP4_d1" 9300 --rate 100 --size 120 \
 		--count 50 --connect --linger 5 --replies "$TMPD/rd.rep"
-	wait $sink
+	reap $sink 10
 	stop_pair rd
+	replies=$(jf "$TMPD/rd.rep" "d['replies']")
+	log_replies rd "$replies of 50"
 	lib_check "redirect: the application's 50 datagrams went through the tunnel" \
-		test "$(jf "$TMPD/rd.cli.final" "d['from_app']['datagrams']")" = 50
+		test "${FIN_CLI% *}" = 50
 	lib_check "redirect: 50 datagrams intact, in order" sink_intact rd 50
-	log_replies rd "$(jf "$TMPD/rd.rep" "d['replies']") of 50"
 	lib_check "redirect: 50 replies, from the real destination" \
-		test "$(jf "$TMPD/rd.rep" "d['replies']")" = 50
+		test "$replies" = 50
 	lib_check "redirect: table gone after SIGTERM" \
 		eval '! lib_nsx s1 nft list table inet tsm_tunnel_9300 >/dev/null 2>&1'
 	lib_check "redirect: final statistics printed at SIGTERM" \
-		test "$(jf "$TMPD/rd.cli.final" "d['final']")" = True
+		test "$FIN_FINAL" = True
 else
 	lib_check "redirect: tunnel up" false
 	kill $sink

@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """An unmodified UDP application for tunnel.sh: a constant-rate sender and
-a sink that checks what arrives.
+a sink that checks what arrives; and the test's wait for a state of the
+tunnel's statistics.
 
   udp_app.py send HOST PORT --rate PPS --size BYTES --count N [--first S]
                   [--bind ADDR:PORT] [--connect] [--replies FILE]
                   [--linger S] [--steady]
   udp_app.py sink ADDR PORT --out FILE [--idle S] [--echo]
+  udp_app.py wait FILE EXPR [--timeout S]
 
 Each datagram is its sequence number, the sender's CLOCK_MONOTONIC in ns
 (the guest's network namespaces share one clock) and a filler computed
 from the sequence number, so the sink can tell intact from damaged.  The
 sink writes a JSON summary when nothing arrived for --idle seconds (or on
 SIGTERM): count, bytes, damaged, reordered, first and last sequence
-numbers, one-way delays and the received bytes per second.  --echo sends
+numbers, one-way delays, the received bytes per second, the median delay
+of each second of sending (delay_p50_by_send_s, by the sender's
+timestamps, from the first datagram's) and their trend in ms per second
+(delay_trend_ms_per_s: the median of the slopes between every two of
+those medians after the first second, Theil and Sen's estimator, which
+one or two seconds of an emulator's stall hardly move; null with fewer
+than three).  --echo sends
 each datagram back to its source.  --connect makes the sender connect its
 socket, so it accepts replies only from HOST:PORT (as a real application
 would: a redirected reply must come from the original destination);
@@ -23,6 +31,11 @@ keeps its schedule by catching up after a late wake-up (a burst, as a
 real application that timestamps its media does); --steady restarts the
 schedule instead, for tests of integrity that must not depend on how long
 the guest's CPU was away.
+
+wait polls FILE, a JSON object d (the tunnel's statistics, replaced by a
+rename), every 50 ms until the Python expression EXPR over d holds (exit
+0) or --timeout seconds passed (exit 1): one interpreter for the whole
+wait, where a poll per start of Python costs most of a second under TCG.
 """
 import argparse
 import json
@@ -33,6 +46,7 @@ import sys
 import time
 
 HDR = struct.Struct("!QQ")
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 PATTERN = bytes(i % 251 for i in range(251 + 65536))
 
 
@@ -98,6 +112,14 @@ def send(a):
 def sink(a):
     s = socket.socket(family(a.addr), socket.SOCK_DGRAM)
     s.bind((a.addr, a.port))
+    # Room for the seconds a guest's CPU may be away from the sink: the
+    # default receive buffer holds some 90 datagrams of 1000 bytes, under
+    # a second of the overload case's (a starved sink the likely reason
+    # why it once counted 3 fewer than the server delivered, 2026-12-07).
+    try:
+        s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+    except OSError:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.settimeout(0.2)
     st = {"count": 0, "bytes": 0, "damaged": 0, "reordered": 0,
           "first": None, "last": None, "delays_ms": [], "per_s": {},
@@ -106,6 +128,8 @@ def sink(a):
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     last_rx = time.monotonic()
     t_first = None
+    ts_first = None
+    by_send_s = {}
     while not stop:
         try:
             d, src = s.recvfrom(65536)
@@ -132,11 +156,45 @@ def sink(a):
         st["last"] = seq
         st["seqs"].append(seq)
         st["delays_ms"].append(round((now - ts) / 1e6, 3))
+        ts_first = ts_first if ts_first is not None else ts
+        by_send_s.setdefault((ts - ts_first) // 10**9, []).append(
+            st["delays_ms"][-1])
         t_first = t_first or now
         sec = str(int((now - t_first) / 1e9))
         st["per_s"][sec] = st["per_s"].get(sec, 0) + len(d)
+    st["delay_p50_by_send_s"] = {str(k): median(v)
+                                 for k, v in sorted(by_send_s.items())}
+    st["delay_trend_ms_per_s"] = trend(
+        [(k, median(v)) for k, v in by_send_s.items() if k >= 1])
     with open(a.out, "w") as f:
         json.dump(st, f)
+
+
+def median(v):
+    v = sorted(v)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+
+
+def trend(points):
+    if len(points) < 3:
+        return None
+    return round(median([(y2 - y1) / (x2 - x1)
+                         for i, (x1, y1) in enumerate(points)
+                         for x2, y2 in points[i + 1:] if x2 != x1]), 1)
+
+
+def wait(a):
+    end = time.monotonic() + a.timeout
+    while True:
+        try:
+            with open(a.file) as f:
+                if eval(a.expr, {}, {"d": json.load(f)}):
+                    return 0
+        except (OSError, ValueError, LookupError, TypeError):
+            pass
+        if time.monotonic() >= end:
+            return 1
+        time.sleep(0.05)
 
 
 def main():
@@ -161,9 +219,15 @@ def main():
     k.add_argument("--out", required=True)
     k.add_argument("--idle", type=float, default=2)
     k.add_argument("--echo", action="store_true")
+    w = sub.add_parser("wait")
+    w.add_argument("file")
+    w.add_argument("expr")
+    w.add_argument("--timeout", type=float, default=10)
     a = p.parse_args()
     if a.cmd == "send" and a.size < HDR.size:
         sys.exit("--size: at least %d" % HDR.size)
+    if a.cmd == "wait":
+        sys.exit(wait(a))
     send(a) if a.cmd == "send" else sink(a)
 
 
