@@ -3895,6 +3895,7 @@ TL_TEST(soft_error_keeps_stream)
 	const __u64 total = 16 << 20;
 	struct sockaddr_storage ss;
 	socklen_t slen = sizeof(ss);
+	int sndbuf = 131072;
 	struct job *j;
 	char cmd[256];
 	long long bad;
@@ -3918,6 +3919,16 @@ TL_TEST(soft_error_keeps_stream)
 	else
 		ret = setsockopt(self->snd, SOL_IPV6, IPV6_RECVERR, &one, sizeof(one));
 	ASSERT_EQ(0, ret);
+	/* Small queues keep the writer writing, mostly asleep for room,
+	 * until the stream's last second: an error reaches write() only
+	 * while the writer still writes, and TCP sets it for write() only
+	 * while the socket is not owned.  With the default queues the
+	 * writer was done in a few seconds and none reached it (6.12 and
+	 * 7.3 guests beside others, 2026-12-07).
+	 */
+	ASSERT_EQ(0, set_u32(self->snd, TL_SNDQ_LIMIT, 131072));
+	ASSERT_EQ(0, setsockopt(self->snd, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf)));
 	ASSERT_EQ(0, getsockname(self->rcv, (struct sockaddr *)&ss, &slen));
 	j = shared_alloc(sizeof(*j));
 	ASSERT_NE(NULL, j);
