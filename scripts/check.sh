@@ -119,7 +119,7 @@ run_guest() {
 	fi
 	echo "# $(date +%T) selftests in the $rel guest ($cpus vCPU)" >&2
 	$PY -m lab.vm --kernel "$rel" --modules "build/$rel" \
-		--results "$out" --timeout 2700 --cpus "$cpus" -- \
+		--results "$out" --timeout 3600 --cpus "$cpus" -- \
 		"$env make -s --no-print-directory -C selftests run_tests TARGETS='$targets' $make_args" \
 		2> "$out/vm-$k.log" | sed -u "s/^\(\(not \)\?ok [0-9]* selftests\): /\1[$k]: /" \
 		| tee "$tap" | show_results >&2
