@@ -178,8 +178,20 @@ lib_within() {
 }
 
 # lib_at_most A B / lib_at_least A B: numeric comparisons for lib_check.
-lib_at_most() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-lib_at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+# Both fail unless A and B are numbers: awk takes "" or "None" (a
+# measurement that did not happen) for 0, which is at most anything.
+# lib_cmp A OP B: A <= B or A >= B (OP "<=" or ">="), numbers only.
+lib_cmp() {
+	awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN {
+		num = "^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?$"
+		if (a !~ num || b !~ num) {
+			print "# not a number: \"" a "\" or \"" b "\"" > "/dev/stderr"
+			exit 1
+		}
+		exit !(op == "<=" ? a + 0 <= b + 0 : a + 0 >= b + 0) }'
+}
+lib_at_most() { lib_cmp "$1" "<=" "$2"; }
+lib_at_least() { lib_cmp "$1" ">=" "$2"; }
 
 # lib_finish: the plan, then exit with the result of the checks run.
 lib_finish() {

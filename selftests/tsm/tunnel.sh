@@ -138,12 +138,6 @@ esac
 # that a log shows where the time went.
 phase() { lib_log "--- $* (at ${SECONDS} s)"; }
 
-# num_at_most A B: A is a number (not empty, not None) and A <= B.
-num_at_most() {
-	[[ $1 =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]] || { lib_log "not a number: '$1'"; return 1; }
-	lib_at_most "$1" "$2"
-}
-
 # fds PID: open descriptors of a process.
 fds() { ls /proc/"$1"/fd | wc -l; }
 
@@ -347,8 +341,8 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 	# recovery and such a stall; an unbounded queue's p95 is seconds.
 	p95_max=400
 	[ "$LISTEN_PROTO" = tcp ] && p95_max=1000
-	lib_check "overload: one-way delay median <= 250 ms" num_at_most "$p50" 250
-	lib_check "overload: one-way delay p95 <= $p95_max ms" num_at_most "$p95" "$p95_max"
+	lib_check "overload: one-way delay median <= 250 ms" lib_at_most "$p50" 250
+	lib_check "overload: one-way delay p95 <= $p95_max ms" lib_at_most "$p95" "$p95_max"
 	# Not growing: an unbounded queue's delay grows by 1.5 s per second
 	# of sending, a bounded one's stays level.  Of the median delays of
 	# each second of sending from the second on (the queues filled), the
@@ -364,7 +358,7 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 	# whose CPU is shared: a 6.18 guest in CI (2026-12-07) went over 400
 	# ms there with its median and p95 in bounds.
 	lib_check "overload: delay not growing (trend <= 150 ms per s, rise <= 800 ms)" \
-		eval 'num_at_most "$trend" 150 && num_at_most "$rise" 800'
+		eval 'lib_at_most "$trend" 150 && lib_at_most "$rise" 800'
 else
 	lib_check "overload: tunnel up" false
 	kill $sink
