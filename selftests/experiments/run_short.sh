@@ -17,7 +17,8 @@ for m in "$@"; do
 	esac
 done
 out=${EXPERIMENT_OUT:-$TMPD}/$name-short
-"$PYTHON" -m lab.experiment run "$name" --short --out "$out"
+# with site: the plots need matplotlib
+"$PYTHON_SITE" -m lab.experiment run "$name" --short --out "$out"
 rc=$?
 [ -s "$out/README.md" ] && sed -n '/^## Every run/,/^## Figures/p' "$out/README.md" | sed 's/^/# /'
 [ $rc = 0 ] && exit $KSFT_PASS

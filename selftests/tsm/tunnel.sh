@@ -22,15 +22,6 @@ lib_init
 TSM=$REPO/tools/tsm/tsm
 APP=$SELFTESTS_DIR/tsm/udp_app.py
 
-# Python without its site module (-S) for everything this test starts:
-# udp_app.py, lib_json, lab/topology need the standard library and
-# lab/ (PYTHONPATH) only, and site's start-up, the .pth files of what is
-# installed, is most of each start: 0.45 s against 0.07 s on the host,
-# 2.5-9 s against 0.6-0.7 s in a TCG guest beside two others
-# (2026-12-07).  The test starts Python some 40 times.
-printf '#!/bin/sh\nexec "%s" -S "$@"\n' "$(command -v "$PYTHON")" > "$TMPD/python"
-chmod +x "$TMPD/python"
-PYTHON=$TMPD/python
 [ -x "$TSM" ] || lib_skip "tools/tsm not built (make tools)"
 lib_require_cmd nft
 
