@@ -253,7 +253,7 @@ run_intact() { # TAG FAMILY PEER UDP TO SINK_ADDR SINK_PORT N
 		{ lib_check "$tag: tunnel up" false; kill $sink; return; }
 	lib_nsx s1 "$PYTHON" "$APP" send "${4%:*}" "${4##*:}" --rate 200 \
 		--size 200 --count "$n" --connect --linger 5 --steady \
-		--replies "$TMPD/$tag.rep"
+		--report "$TMPD/$tag.rep"
 	reap $sink 10
 	stop_pair "$tag"
 	lib_check "$tag: $n datagrams intact, in order" sink_intact "$tag" "$n"
@@ -287,7 +287,7 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 	--to 127.0.0.1:9100; then
 	# 1000-byte datagrams at 312/s: 2.5 Mbit/s for 6 s
 	lib_nsx s1 "$PYTHON" "$APP" send 127.0.0.1 7101 --rate 312 --size 1000 \
-		--count 1872
+		--count 1872 --report "$TMPD/ol.send"
 	reap $sink 10
 	stop_pair ol
 	c=$TMPD/ol.cli.final
@@ -302,17 +302,40 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 		"' '.join(f'{k}:{v:.0f}' for k, v in d['delay_p50_by_send_s'].items())" \
 		"d['delay_trend_ms_per_s']" \
 		"(lambda v: max(v) - min(v))([m for k, m in d['delay_p50_by_send_s'].items() if int(k) >= 1])")
-	{ read -r counts; read -r balance; read -r from_app; read -r full; } < <(jf "$c" \
+	{ read -r counts; read -r balance; read -r from_app; read -r admitted; read -r dropped; } < <(jf "$c" \
 		"d['from_app']['datagrams'], d['to_tunnel']['datagrams'], d['dropped_queue_full']['datagrams'], d['queued']" \
 		"d['from_app']['datagrams'] == d['to_tunnel']['datagrams'] + d['dropped_queue_full']['datagrams'] + d['dropped_disconnected']['datagrams'] + d['dropped_expired']['datagrams'] + d['dropped_other']['datagrams'] + d['queued']" \
 		"d['from_app']['datagrams']" \
-		"d['dropped_queue_full']['datagrams'] >= 0.4 * 1872")
-	lib_log "offered 1872 x 1000 B at 2.5 Mbit/s: $counts (from_app, to_tunnel, dropped_queue_full, queued); $got delivered"
-	lib_log "delivered $rate bit/s in seconds 2-4; one-way delay median $p50 ms, p95 $p95 ms, last 50 mean $last ms"
+		"d['to_tunnel']['datagrams']" \
+		"d['dropped_queue_full']['datagrams']")
+	send_s=$(jf "$TMPD/ol.send" "d['send_s']")
+	{ read -r offered; read -r carry; } < <(jf "$TMPD/ol.send" \
+		"1872 * 8000 / max(d['send_s'], 0.001)" \
+		"int(125 * (d['send_s'] + 0.5))")
+	{ read -r lag; read -r nots; } < <(jf "$TMPD/ol.sink" "d['read_lag_ms_max']" "d['no_timestamp']")
+	lib_log "offered 1872 x 1000 B in $send_s s ($offered bit/s): $counts (from_app, to_tunnel, dropped_queue_full, queued); $got delivered"
+	lib_log "delivered $rate bit/s in seconds 2-4; one-way delay (to the sink's socket) median $p50 ms, p95 $p95 ms, last 50 mean $last ms; the sink read up to $lag ms late, $nots without a timestamp"
 	lib_log "median delay (ms) by second of sending: $by_s; after the first: trend $trend ms per s, rise $rise ms"
 	lib_check "overload: received = sent + dropped + queued" test "$balance" = True
 	lib_check "overload: all 1872 received by the client" test "$from_app" = 1872
-	lib_check "overload: at least 40 % dropped at the tunnel (queue full)" test "$full" = True
+	# What the tunnel admits is what the bottleneck carries while the
+	# sender sends, at most 125 datagrams of 1000 bytes a second at
+	# 1 Mbit/s (fewer: the headers), plus half a second of them (the
+	# transport's window, the queues); the rest is dropped, queue full.
+	# An unbounded queue admits all 1872.  The sender's own time is the
+	# measure, not the 6 s it meant: a guest whose CPU is short offers
+	# less, in spurts, over longer.  Beside a 6.1 guest running
+	# fairness.sh a 7.3 guest's sender took 14.3 s (1.05 Mbit/s) and 9.0
+	# s beside lighter tests (2026-12-07); the CI run of cff5d56 that day
+	# saw under 40 % dropped, as 1.5 Mbit/s or less offered gives.  What
+	# tells a bounded queue from an unbounded one holds down to an
+	# overload of 1 Mbit/s of payload, more than the link's 0.92: the
+	# unbounded one admits everything, drops nothing, and its delay
+	# grows by a second or more over such a sending (checks below).
+	lib_check "overload: offered more than the link carries, at least 1 Mbit/s ($offered bit/s)" \
+		lib_at_least "$offered" 1000000
+	lib_check "overload: the tunnel admitted $admitted <= $carry (what 1 Mbit/s carries in $send_s + 0.5 s), dropped $dropped (queue full)" \
+		eval 'lib_at_most "$admitted" "$carry" && lib_at_least "$dropped" 1'
 	delivered=$(jf "$TMPD/ol.srv.final" "d['delivered']['datagrams']")
 	lib_check "overload: the server delivered what the sink got ($delivered, $got)" test "$delivered" = "$got"
 	lib_check "overload: delivered rate 0.5-1.0 Mbit/s (bottleneck 1)" awk -v r="$rate" 'BEGIN { exit !(r >= 500000 && r <= 1000000) }'
@@ -330,6 +353,13 @@ if start_pair ol 7100 -- --peer "$IP4_d1:7100" --udp 127.0.0.1:7101 \
 	# 736 ms in 7.3 guests beside two others (2026-12-07), their
 	# per-second medians showing a stall of about 0.5 s.  1000 ms is that
 	# recovery and such a stall; an unbounded queue's p95 is seconds.
+	# Those delays ended when the sink read a datagram.  A sink the CPU
+	# was away from then counted as queue: the CI run of cff5d56 (7.3,
+	# 2026-12-07) failed this and the next check, and so did a 7.3 guest
+	# beside a 6.1 one (p95 1132 ms, one second's median 951 ms).  The
+	# delay ends at the kernel's arrival timestamp now (udp_app.py): in
+	# the same setting the next run's p95 was 102 ms, the sink up to 81
+	# ms late in reading.
 	p95_max=400
 	[ "$LISTEN_PROTO" = tcp ] && p95_max=1000
 	lib_check "overload: one-way delay median <= 250 ms" lib_at_most "$p50" 250
@@ -447,7 +477,7 @@ if start_pair rd 7300 --queue "$QUEUE" -- --peer "$IP4_d1:7300" \
 	# The application sends to the real destination and accepts replies
 	# only from there (a connected socket).
 	lib_nsx s1 "$PYTHON" "$APP" send "$IP4_d1" 9300 --rate 100 --size 120 \
-		--count 50 --connect --linger 5 --replies "$TMPD/rd.rep"
+		--count 50 --connect --linger 5 --report "$TMPD/rd.rep"
 	reap $sink 10
 	stop_pair rd
 	replies=$(jf "$TMPD/rd.rep" "d['replies']")

@@ -5,15 +5,18 @@ a sink that checks what arrives; and the test's wait for a state of the
 tunnel's statistics.
 
   udp_app.py send HOST PORT --rate PPS --size BYTES --count N [--first S]
-                  [--bind ADDR:PORT] [--connect] [--replies FILE]
+                  [--bind ADDR:PORT] [--connect] [--report FILE]
                   [--linger S] [--steady]
   udp_app.py sink ADDR PORT --out FILE [--idle S] [--echo]
   udp_app.py wait FILE EXPR [--timeout S]
 
-Each datagram is its sequence number, the sender's CLOCK_MONOTONIC in ns
+Each datagram is its sequence number, the sender's CLOCK_REALTIME in ns
 (the guest's network namespaces share one clock) and a filler computed
-from the sequence number, so the sink can tell intact from damaged.  The
-sink writes a JSON summary when nothing arrived for --idle seconds (or on
+from the sequence number, so the sink can tell intact from damaged.  A
+datagram's one-way delay ends when the kernel queued it to the sink's
+socket (SO_TIMESTAMPNS, CLOCK_REALTIME too), not when the sink read it:
+a sink the guest's CPU was away from does not count as the tunnel's
+queue (read_lag_ms_max says how late it read).  The sink writes a JSON summary when nothing arrived for --idle seconds (or on
 SIGTERM): count, bytes, damaged, reordered, first and last sequence
 numbers, one-way delays, the received bytes per second, the median delay
 of each second of sending (delay_p50_by_send_s, by the sender's
@@ -25,8 +28,10 @@ than three).  --echo sends
 each datagram back to its source.  --connect makes the sender connect its
 socket, so it accepts replies only from HOST:PORT (as a real application
 would: a redirected reply must come from the original destination);
---replies counts them into FILE, waiting for them up to --linger seconds
-after the last datagram (less once each has had its reply).  The sender
+--report writes FILE, a JSON object: the replies, waited for up to
+--linger seconds after the last datagram (less once each has had its
+reply), and the seconds from the first datagram sent to the last
+(send_s), which a starved sender stretches.  The sender
 keeps its schedule by catching up after a late wake-up (a burst, as a
 real application that timestamps its media does); --steady restarts the
 schedule instead, for tests of integrity that must not depend on how long
@@ -47,6 +52,10 @@ import time
 
 HDR = struct.Struct("!QQ")
 SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
+# include/uapi/asm-generic/socket.h: SO_TIMESTAMPNS_OLD, whose control
+# message (SCM_TIMESTAMPNS, the same number) is a struct timespec
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+TIMESPEC = struct.Struct("@qq")
 PATTERN = bytes(i % 251 for i in range(251 + 65536))
 
 
@@ -55,7 +64,7 @@ def filler(seq, n):
 
 
 def payload(seq, size):
-    return HDR.pack(seq, time.monotonic_ns()) + filler(seq, size - HDR.size)
+    return HDR.pack(seq, time.time_ns()) + filler(seq, size - HDR.size)
 
 
 def family(host):
@@ -72,6 +81,7 @@ def send(a):
         s.connect(dst)
     s.setblocking(False)
     replies = 0
+    first = last = None
     t0 = time.monotonic() + a.first
     for seq in range(a.first_seq, a.first_seq + a.count):
         at = t0 + (seq - a.first_seq) / a.rate
@@ -79,9 +89,11 @@ def send(a):
             now = time.monotonic()
             if now >= at:
                 break
-            time.sleep(min(at - now, 0.002))
+            time.sleep(at - now)
         if a.steady and now - at > 1 / a.rate:
             t0 += now - at
+        first = now if first is None else first
+        last = now
         try:
             if a.connect:
                 s.send(payload(seq, a.size))
@@ -104,9 +116,11 @@ def send(a):
             replies += 1
         except OSError:
             time.sleep(0.01)
-    if a.replies:
-        with open(a.replies, "w") as f:
-            json.dump({"replies": replies}, f)
+    if a.report:
+        with open(a.report, "w") as f:
+            json.dump({"replies": replies,
+                       "send_s": round(last - first, 3) if a.count else 0},
+                      f)
 
 
 def sink(a):
@@ -120,10 +134,11 @@ def sink(a):
         s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
     except OSError:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     s.settimeout(0.2)
     st = {"count": 0, "bytes": 0, "damaged": 0, "reordered": 0,
           "first": None, "last": None, "delays_ms": [], "per_s": {},
-          "seqs": []}
+          "seqs": [], "read_lag_ms_max": 0, "no_timestamp": 0}
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     last_rx = time.monotonic()
@@ -132,13 +147,21 @@ def sink(a):
     by_send_s = {}
     while not stop:
         try:
-            d, src = s.recvfrom(65536)
+            d, anc, _, src = s.recvmsg(65536, socket.CMSG_SPACE(TIMESPEC.size))
         except socket.timeout:
             if st["count"] and time.monotonic() - last_rx > a.idle:
                 break
             continue
-        now = time.monotonic_ns()
-        last_rx = now / 1e9
+        read = time.time_ns()
+        last_rx = time.monotonic()
+        now = arrival(anc)
+        if now is None:
+            # the kernel turns timestamps on in a work item: the first
+            # datagrams may come before it ran
+            st["no_timestamp"] += 1
+            now = read
+        st["read_lag_ms_max"] = max(st["read_lag_ms_max"],
+                                    round((read - now) / 1e6, 3))
         if a.echo:
             s.sendto(d, src)
         st["count"] += 1
@@ -168,6 +191,15 @@ def sink(a):
         [(k, median(v)) for k, v in by_send_s.items() if k >= 1])
     with open(a.out, "w") as f:
         json.dump(st, f)
+
+
+def arrival(anc):
+    for level, typ, data in anc:
+        if (level == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS and
+                len(data) >= TIMESPEC.size):
+            sec, nsec = TIMESPEC.unpack_from(data)
+            return sec * 10**9 + nsec
+    return None
 
 
 def median(v):
@@ -210,7 +242,7 @@ def main():
     s.add_argument("--first-seq", type=int, default=0)
     s.add_argument("--bind")
     s.add_argument("--connect", action="store_true")
-    s.add_argument("--replies")
+    s.add_argument("--report")
     s.add_argument("--linger", type=float, default=0)
     s.add_argument("--steady", action="store_true")
     k = sub.add_parser("sink")
