@@ -30,6 +30,7 @@ PYTHON=$PYTHON_SITE
 FLOWGEN=$REPO/tools/flowgen/flowgen
 
 TMPD=
+LIB_PYDIR=
 TOPO_STATES=()
 CHECKS_FAILED=0
 CHECKS_RUN=0
@@ -48,18 +49,22 @@ lib_init() {
 	lib_python_nosite
 }
 
-# lib_python_nosite: PYTHON becomes $TMPD/python, PYTHON_SITE with -S.
-# The site module's start-up, the .pth files of what is installed, is
-# most of each start: 0.45 s against 0.07 s on the host, 2.5-9 s against
-# 0.6-0.7 s in a TCG guest beside two others (2026-12-07), and a test
-# starts Python tens of times (lib_json, lab/topology, its own helpers).
+# lib_python_nosite: PYTHON becomes a script that runs PYTHON_SITE with
+# -S.  The site module's start-up, the .pth files of what is installed,
+# is most of each start: 0.45 s against 0.07 s on the host, 2.5-9 s
+# against 0.6-0.7 s in a TCG guest beside two others (2026-12-07), and a
+# test starts Python tens of times (lib_json, lab/topology, its own
+# helpers).  The script has a directory of its own, LIB_PYDIR, that
+# every user may read: tests run PYTHON as nobody too (setpriv), and
+# TMPD is root's alone.
+# PYTHON_SITE is looked up in PATH when the script runs, as it was
+# before.
 lib_python_nosite() {
-	local py
-
-	py=$(command -v "$PYTHON_SITE") || return 0
-	printf '#!/bin/sh\nexec "%s" -S "$@"\n' "$py" > "$TMPD/python"
-	chmod +x "$TMPD/python"
-	PYTHON=$TMPD/python
+	LIB_PYDIR=$(mktemp -d /tmp/selftest-python.XXXXXX) || return 0
+	chmod 755 "$LIB_PYDIR"
+	printf '#!/bin/sh\nexec "%s" -S "$@"\n' "$PYTHON_SITE" > "$LIB_PYDIR/python"
+	chmod 755 "$LIB_PYDIR/python"
+	PYTHON=$LIB_PYDIR/python
 }
 
 # lib_topo_down: remove every topology built so far, and what runs in it.
@@ -91,7 +96,7 @@ lib_cleanup() {
 	lib_plan
 	kill $(jobs -p) 2>/dev/null
 	lib_topo_down
-	rm -rf "$TMPD"
+	rm -rf "$TMPD" ${LIB_PYDIR:+"$LIB_PYDIR"}
 }
 
 # lib_log TEXT...: a diagnostic line ("# TEXT").
