@@ -12,30 +12,30 @@ tunnel's statistics.
 
 Each datagram is its sequence number, the sender's CLOCK_REALTIME in ns
 (the guest's network namespaces share one clock) and a filler computed
-from the sequence number, so the sink can tell intact from damaged.  A
+from the sequence number, so the sink can tell intact from damaged. A
 datagram's one-way delay ends when the kernel queued it to the sink's
 socket (SO_TIMESTAMPNS, CLOCK_REALTIME too), not when the sink read it:
 a sink the guest's CPU was away from does not count as the tunnel's
-queue (read_lag_ms_max says how late it read).  The sink writes a JSON summary when nothing arrived for --idle seconds (or on
-SIGTERM): count, bytes, damaged, reordered, first and last sequence
-numbers, one-way delays, the received bytes per second, the median delay
-of each second of sending (delay_p50_by_send_s, by the sender's
-timestamps, from the first datagram's) and their trend in ms per second
+queue (read_lag_ms_max says how late it read). The sink writes a JSON
+summary when nothing arrived for --idle seconds (or on SIGTERM): count,
+bytes, damaged, reordered, first and last sequence numbers, one-way
+delays, the received bytes per second, the median delay of each second
+of sending (delay_p50_by_send_s, by the sender's timestamps, from the
+first datagram's) and their trend in ms per second
 (delay_trend_ms_per_s: the median of the slopes between every two of
 those medians after the first second, Theil and Sen's estimator, which
 one or two seconds of an emulator's stall hardly move; null with fewer
-than three).  --echo sends
-each datagram back to its source.  --connect makes the sender connect its
-socket, so it accepts replies only from HOST:PORT (as a real application
-would: a redirected reply must come from the original destination);
---report writes FILE, a JSON object: the replies, waited for up to
---linger seconds after the last datagram (less once each has had its
-reply), and the seconds from the first datagram sent to the last
-(send_s), which a starved sender stretches.  The sender
+than three). --echo sends each datagram back to its source. --connect
+makes the sender connect its socket, so it accepts replies only from
+HOST:PORT (as a real application would: a redirected reply must come
+from the original destination); --report writes FILE, a JSON object: the
+replies, waited for up to --linger seconds after the last datagram (less
+once each has had its reply), and the seconds from the first datagram
+sent to the last (send_s), which a starved sender stretches. The sender
 keeps its schedule by catching up after a late wake-up (a burst, as a
 real application that timestamps its media does); --steady restarts the
-schedule instead, for tests of integrity that must not depend on how long
-the guest's CPU was away.
+schedule instead, for tests of integrity that must not depend on how
+long the guest's CPU was away.
 
 wait polls FILE, a JSON object d (the tunnel's statistics, replaced by a
 rename), every 50 ms until the Python expression EXPR over d holds (exit
@@ -147,7 +147,8 @@ def sink(a):
     by_send_s = {}
     while not stop:
         try:
-            d, anc, _, src = s.recvmsg(65536, socket.CMSG_SPACE(TIMESPEC.size))
+            d, anc, _, src = s.recvmsg(65536,
+                                       socket.CMSG_SPACE(TIMESPEC.size))
         except socket.timeout:
             if st["count"] and time.monotonic() - last_rx > a.idle:
                 break
