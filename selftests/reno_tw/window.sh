@@ -247,7 +247,13 @@ read -r m t u o ss fe se v_first v_settled <<< "$(classify settle 5)"
 read -r t_first c_first <<< "$(first_event settle)"
 lib_log "first event at ${t_first:-?}s: cwnd ${c_first:-?}, ssthresh to $v_first; settled at $v_settled ($se settled, $o unexplained)"
 # The event needs a sender that fills the path: a debug kernel's guest
-# (696 ACKs traced in the 3 s, 2026-11-30) lost nothing.
+# (696 ACKs traced in the 3 s, 2026-11-30) lost nothing, and so did a
+# 6.1 guest beside a 7.3 guest running tsm (870 ACKs, 2026-12-07; 1442
+# alone, which passed).  That run's probe (section 4) never ended
+# either: 710 ACKs, the window at 178 after 3 s (266 after 1.3 s
+# alone), never enough in flight to queue 21 packets.  These checks
+# should tell a sender the guest's CPU held back from one the module
+# held back; they do not yet.
 lib_check_timed "a first event (the slow start overflows the queue)" \
 	bash -c "[ '$fe' = 1 ]"
 lib_check "at most one first event, settled at most once, nothing unexplained" \
