@@ -278,6 +278,21 @@ lib_wait_listen() {
 	return 1
 }
 
+# lib_wait_connected NODE PORT [COUNT]: wait, up to 10 s, until NODE has
+# COUNT (default 1) established TCP connections to PORT.
+lib_wait_connected() {
+	local i n
+
+	for i in $(seq 100); do
+		n=$(lib_nsx "$1" ss -Htn state established "dport = :$2" |
+			grep -c .)
+		[ "$n" -ge "${3:-1}" ] && return 0
+		sleep 0.1
+	done
+	lib_log "$1 has $n of ${3:-1} connections to port $2"
+	return 1
+}
+
 # lib_multfrc_trace_begin FILE [START OPTIONS]: enable MulTFRC's
 # tracepoint (lab.tools.multfrc_trace start, e.g. --dport 5301) and copy
 # what it records into FILE until lib_multfrc_trace_end.

@@ -43,17 +43,6 @@ drop_setup() {
 drop_on() { echo "add rule ip blackhole drops tcp dport 5301 $1 drop" >&9; }
 drop_off() { echo "flush chain ip blackhole drops" >&9; }
 
-# flow_started: wait until s1 has a connection to port 5301.
-flow_started() {
-	local i
-	for i in $(seq 100); do
-		lib_nsx s1 ss -Htn state established "dport = :5301" | grep -q . &&
-			return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # goodput REPORT FROM TO: the receiver's goodput (bit/s) in the intervals
 # lying between wall-clock times FROM and TO; FROM "first-after:T" means
 # one second from the first interval after T that received bytes.
@@ -89,7 +78,7 @@ drop_setup
 # s, and an 8-s flow ended 0.5 s after it went on, 2026-12-07).
 lib_flowgen_flow s1 d1 "$TMPD/steady.json" -t 12 -i 0.1 -C multfrc &
 flow=$!
-flow_started
+lib_wait_connected s1 5301
 sleep 4
 t0=$EPOCHREALTIME
 drop_on ""
@@ -119,7 +108,7 @@ drop_on "ip length > 200"
 # beside a 6.1 one (CI pre-flight, 2026-12-07), it had no whole interval
 # from its third second on.
 lib_flowgen_flow s1 d1 "$TMPD/first.json" -t 8 -i 0.1 -C multfrc &
-flow_started
+lib_wait_connected s1 5301
 sleep 0.5
 drop_off
 wait $!

@@ -39,11 +39,7 @@ cpid=$!
 # another once took the receiver's snapshot after iperf3 had finished.
 # Once the sender has both connections: 2 s after the start a 6.1 guest
 # in make check had only the control connection (2026-12-07).
-for i in $(seq 40); do
-	sleep 0.25
-	[ "$(lib_nsx s1 ss -tnH state established "( dport = :5201 )" |
-		grep -c .)" -ge 2 ] && break
-done
+lib_wait_connected s1 5201 2
 lib_nsx s1 ss -tinH state established "( dport = :5201 )" > "$TMPD/ss.s1" &
 spid=$!
 lib_nsx d1 ss -tinH state established "( sport = :5201 )" > "$TMPD/ss.d1" &
