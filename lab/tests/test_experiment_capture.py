@@ -304,7 +304,7 @@ while True:
             got = f.read()
         self.assertEqual(got, trace)
         self.assertEqual(tcp_probe.parse(got),
-                         {"3": [(12.5, 10, 2147483647, 1)]})
+                         {"3": [(12.5, 10, 2147483647, 1, 1)]})
 
 
 if __name__ == "__main__":

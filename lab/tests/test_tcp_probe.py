@@ -6,10 +6,10 @@ import unittest
 from lab.tools import tcp_probe
 
 
-def rec(t, cwnd, ssthresh, cookie="2a", una=1):
+def rec(t, cwnd, ssthresh, cookie="2a", una=1, nxt=1):
     return (f"          iperf3-412     [001] ..s1.  {t:.6f}: tcp_probe: "
             f"family=AF_INET src=10.0.1.1:40000 dest=10.0.2.1:5201 "
-            f"mark=0x0 data_len=0 snd_nxt=0x1 snd_una={una:#x} "
+            f"mark=0x0 data_len=0 snd_nxt={nxt:#x} snd_una={una:#x} "
             f"snd_cwnd={cwnd} "
             f"ssthresh={ssthresh} snd_wnd=64000 srtt=40000 rcv_wnd=64000 "
             f"sock_cookie={cookie}")
@@ -31,8 +31,20 @@ class Parse(unittest.TestCase):
         flows = tcp_probe.parse(TRACE)
         self.assertEqual(sorted(len(v) for v in flows.values()), [1, 9])
         recs = tcp_probe.busiest(flows)
-        self.assertEqual(recs[0], (0.0, 10, 200, 1))
+        self.assertEqual(recs[0], (0.0, 10, 200, 1, 1))
         self.assertEqual(len(recs), 9)
+
+    def test_window(self):
+        # A window of 200 of which at most 178 segments were ever in
+        # flight (a 6.1 guest short of CPU, 2026-12-07); snd_nxt wraps.
+        mss = 1448
+        text = "\n".join([
+            rec(1.0, 10, 200, una=2**32 - 100, nxt=2**32 - 100 + 10 * mss),
+            rec(1.1, 200, 200, una=5000, nxt=5000 + 178 * mss + 700),
+            rec(1.2, 150, 140, una=9000, nxt=9000 + 100 * mss)])
+        recs = tcp_probe.busiest(tcp_probe.parse(text))
+        self.assertEqual(tcp_probe.window(recs, mss), (200, 178))
+        self.assertEqual(tcp_probe.window([], mss), (0, 0))
 
     def test_marks_on_the_records_time_base(self):
         mark = ("            bash-977     [000] .....  10.750000: "
@@ -186,8 +198,9 @@ class Parse(unittest.TestCase):
         # ssthresh 36 = 95 % of 38: an ACK of 11 segments took the window
         # to ssthresh and a timer found the loss before the next ACK.
         mss = 1448
-        recs = [(0.0, 20, 38, 0), (0.1, 21, 38, mss),
-                (0.2, 27, 38, 7 * mss), (0.3, 25, 36, 18 * mss)]
+        recs = [(0.0, 20, 38, 0, 0), (0.1, 21, 38, mss, mss),
+                (0.2, 27, 38, 7 * mss, 7 * mss),
+                (0.3, 25, 36, 18 * mss, 18 * mss)]
         chg = tcp_probe.changes(recs)
         self.assertEqual(chg, [(0.3, 27, 38, 36, 25, 11)])
         counts, others, _ = tcp_probe.classify(chg, 5)
@@ -199,12 +212,12 @@ class Parse(unittest.TestCase):
         self.assertEqual(tcp_probe.classify(
             [(0.3, 27, 38, 39, 25, 11)], 5)[0]["other"], 1)
         # snd_una wraps around 2^32.
-        wrap = [(0.0, 10, 38, 2**32 - mss), (0.1, 12, 38, mss),
-                (0.2, 11, 36, 3 * mss), (0.3, 12, 36, 4 * mss)]
+        wrap = [(0.0, 10, 38, 2**32 - mss, 0), (0.1, 12, 38, mss, 0),
+                (0.2, 11, 36, 3 * mss, 0), (0.3, 12, 36, 4 * mss, 0)]
         self.assertEqual(tcp_probe.changes(wrap)[0][5], 2)
 
     def test_around_a_change(self):
-        recs = [(0.1 * k, 10 + k, 38, 1448 * k) for k in range(8)]
+        recs = [(0.1 * k, 10 + k, 38, 1448 * k, 0) for k in range(8)]
         self.assertEqual(tcp_probe.around(recs, 0.5),
                          ["0.100000 11 38 +1448", "0.200000 12 38 +1448",
                           "0.300000 13 38 +1448", "0.400000 14 38 +1448",

@@ -24,6 +24,9 @@ ACK (or by a timer in between).
   tcp_probe.py marks TRACE              "t text" of every line a test wrote
                                         to trace_marker, t on the time base
                                         of records
+  tcp_probe.py window TRACE [--mss M]   "largest_cwnd largest_flight" of the
+                                        busiest flow, in segments of M bytes
+                                        (window())
 """
 
 import argparse
@@ -35,20 +38,22 @@ import sys
 TRACEFS = "/sys/kernel/tracing"
 INFINITE_SSTHRESH = 0x7fffffff
 
-LINE = re.compile(r"\s(\d+\.\d+): tcp_probe: .*? snd_una=0x([0-9a-f]+) "
-                  r"snd_cwnd=(\d+) ssthresh=(\d+) .*?sock_cookie=([0-9a-f]+)")
+LINE = re.compile(r"\s(\d+\.\d+): tcp_probe: .*? snd_nxt=0x([0-9a-f]+) "
+                  r"snd_una=0x([0-9a-f]+) snd_cwnd=(\d+) ssthresh=(\d+) "
+                  r".*?sock_cookie=([0-9a-f]+)")
 MARK = re.compile(r"\s(\d+\.\d+): tracing_mark_write: (.*)$")
 
 
 def parse(text):
-    """{cookie: [(t, cwnd, ssthresh, snd_una)]} from trace output."""
+    """{cookie: [(t, cwnd, ssthresh, snd_una, snd_nxt)]} from trace
+    output."""
     flows = {}
     for line in text.splitlines():
         m = LINE.search(line)
         if m:
-            flows.setdefault(m.group(5), []).append(
-                (float(m.group(1)), int(m.group(3)), int(m.group(4)),
-                 int(m.group(2), 16)))
+            flows.setdefault(m.group(6), []).append(
+                (float(m.group(1)), int(m.group(4)), int(m.group(5)),
+                 int(m.group(3), 16), int(m.group(2), 16)))
     return flows
 
 
@@ -59,7 +64,7 @@ def busiest(flows):
         return []
     recs = max(flows.values(), key=len)
     t0 = recs[0][0]
-    return [(t - t0, c, s, una) for t, c, s, una in recs]
+    return [(t - t0, c, s, una, nxt) for t, c, s, una, nxt in recs]
 
 
 def marks(text, flows):
@@ -75,8 +80,7 @@ def marks(text, flows):
 def segment(recs):
     """The smallest advance of snd_una from one ACK to the next: one
     segment, or less (a short segment; the guesses below only widen)."""
-    steps = [(u1 - u0) % 2**32 for (_, _, _, u0), (_, _, _, u1)
-             in zip(recs, recs[1:])]
+    steps = [(r1[3] - r0[3]) % 2**32 for r0, r1 in zip(recs, recs[1:])]
     return min([s for s in steps if s > 0] or [1])
 
 
@@ -90,7 +94,7 @@ def changes(recs):
     round trip, which the slack of decreased() covers)."""
     mss = segment(recs)
     out = []
-    for (t0, c0, s0, u0), (t1, c1, s1, u1) in zip(recs, recs[1:]):
+    for (t0, c0, s0, u0, _), (t1, c1, s1, u1, _) in zip(recs, recs[1:]):
         if s1 == s0:
             continue
         acked = -(-((u1 - u0) % 2**32) // mss)
@@ -106,10 +110,24 @@ def around(recs, t, before=4, after=1):
     i = next((k for k, r in enumerate(recs) if r[0] >= t), len(recs))
     out = []
     for k in range(max(i - before, 0), min(i + after + 1, len(recs))):
-        t1, c, s, una = recs[k]
+        t1, c, s, una, _ = recs[k]
         step = (una - recs[k - 1][3]) % 2**32 if k else 0
         out.append(f"{t1:.6f} {c} {s} +{step}")
     return out
+
+
+def window(recs, mss):
+    """(largest cwnd, largest flight) over the records, in segments of mss
+    bytes: the flight is snd_nxt - snd_una when the ACK came, what the
+    sender had put on the path (sent, not yet acknowledged; in a recovery
+    this counts what was lost and SACKed too, so it may pass the window).
+    A window far above the flight the flow ever reached was never used:
+    the sender was held back by something else (its CPU, the peer's
+    window), which the congestion control did not set."""
+    if not recs:
+        return 0, 0
+    return (max(r[1] for r in recs),
+            max((r[4] - r[3]) % 2**32 for r in recs) // mss)
 
 
 def decreased(cwnd, ssthresh, pct, slack=2, grown=0):
@@ -250,10 +268,14 @@ def stop():
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["start", "stop", "flows", "records",
-                                     "changes", "decrease", "marks"])
+                                     "changes", "decrease", "marks",
+                                     "window"])
     ap.add_argument("trace", nargs="?")
     ap.add_argument("--dport", type=int, default=5201)
     ap.add_argument("--pct", type=int, default=50)
+    ap.add_argument("--mss", type=int, default=1448,
+                    help="bytes per segment (window); 1448 is an Ethernet "
+                    "MTU less IPv4 and TCP headers with timestamps")
     args = ap.parse_args(argv)
     if args.what == "start":
         start(args.dport)
@@ -270,11 +292,13 @@ def main(argv=None):
         for cookie, recs in flows.items():
             print(cookie, len(recs))
     elif args.what == "records":
-        for t, c, s, _ in busiest(flows):
+        for t, c, s, _, _ in busiest(flows):
             print(f"{t:.6f} {c} {s}")
     elif args.what == "marks":
         for t, mark in marks(text, flows):
             print(f"{t:.6f} {mark}")
+    elif args.what == "window":
+        print(*window(busiest(flows), args.mss))
     elif args.what == "changes":
         for change in changes(busiest(flows)):
             print("%.6f %d %d %d %d %d" % change)
