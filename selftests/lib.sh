@@ -178,6 +178,15 @@ lib_check_todo() {
 	fi
 }
 
+# lib_check_skip REASON DESCRIPTION: a check whose premise the run did not
+# meet (the path never reached the state the check is about), printed as
+# TAP "ok ... # SKIP REASON": it neither passes nor fails the test.  The
+# test must have measured that premise, and the reason say what it saw.
+lib_check_skip() {
+	CHECKS_RUN=$((CHECKS_RUN + 1))
+	echo "ok $CHECKS_RUN $2 # SKIP $1"
+}
+
 # lib_machine_slow: true on a machine declared slow, KSFT_MACHINE_SLOW=yes
 # (netdev's name for a debug kernel's run: make check-debug sets it).
 lib_machine_slow() { [ "${KSFT_MACHINE_SLOW:-}" = yes ]; }
