@@ -34,6 +34,7 @@ LIB_PYDIR=
 TOPO_STATES=()
 CHECKS_FAILED=0
 CHECKS_RUN=0
+CHECKS_SKIPPED=0
 # Set once the plan ("1..N") is printed; a skip's reason.
 LIB_PLANNED=
 LIB_SKIPPED=
@@ -184,6 +185,7 @@ lib_check_todo() {
 # test must have measured that premise, and the reason say what it saw.
 lib_check_skip() {
 	CHECKS_RUN=$((CHECKS_RUN + 1))
+	CHECKS_SKIPPED=$((CHECKS_SKIPPED + 1))
 	echo "ok $CHECKS_RUN $2 # SKIP $1"
 }
 
@@ -229,8 +231,11 @@ lib_at_least() { lib_cmp "$1" ">=" "$2"; }
 
 # lib_finish: the plan, then exit with the result of the checks run.
 lib_finish() {
+	local skipped=
+
 	lib_plan
-	lib_log "$((CHECKS_RUN - CHECKS_FAILED))/$CHECKS_RUN checks passed in ${SECONDS}s"
+	[ "$CHECKS_SKIPPED" = 0 ] || skipped=", $CHECKS_SKIPPED skipped"
+	lib_log "$((CHECKS_RUN - CHECKS_FAILED - CHECKS_SKIPPED))/$CHECKS_RUN checks passed$skipped in ${SECONDS}s"
 	[ "$CHECKS_FAILED" = 0 ] && exit $KSFT_PASS
 	exit $KSFT_FAIL
 }

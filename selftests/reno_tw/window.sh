@@ -105,15 +105,20 @@ classify() {
 }
 
 # held_back NAME HOLDS: true when the flow never had HOLDS segments in
-# flight though the module's window passed HOLDS, and the bottleneck
-# dropped nothing: something other than the congestion control held the
-# sender back, and the path never reached the state (a queue, a loss)
-# that a check to come is about; HELD_BACK then says what was seen.  On
-# this machine that something is the guest's CPU: a 6.1 guest beside a
-# 7.3 guest running tsm traced 851 ACKs in section 5's 3 s (20 Mbit/s
-# then; 1342 alone), with the window at 200 and at most 178 in flight
-# (2026-12-07).  A window that stayed below HOLDS is the module's doing,
-# and never held back.
+# flight, the bottleneck dropped nothing, and the sender left the
+# module's window unused: the window passed HOLDS, or a tenth of it or
+# more was never in flight even at the flight's largest.  Something other
+# than the congestion control held the sender back, and the path never
+# reached the state (a queue, a loss) that a check to come is about;
+# HELD_BACK then says what was seen.  On this machine that something is
+# the guest's CPU: a 6.1 guest beside a 7.3 guest running tsm traced 851
+# ACKs in section 5's 3 s (20 Mbit/s then; 1342 alone), with the window
+# at 200 and at most 178 in flight (2026-12-07).  Linux grows the window
+# only while the sender uses it (in slow start up to twice the flight),
+# so a sender held back keeps it low too: with the peer's window at
+# 200 KB the ECN flow's reached 284 and its flight 140.  A window that
+# stayed below HOLDS and was all in flight is the module's doing, and
+# never held back.
 held_back() {
 	local w f drops
 
@@ -122,7 +127,8 @@ held_back() {
 		cut -d' ' -f2)
 	HELD_BACK="$1: the window reached $w segments, the flight at most $f (the check needs $2), and the bottleneck dropped ${drops:-?}"
 	lib_log "$HELD_BACK"
-	[ "${drops:-x}" = 0 ] && [ "${w:-0}" -ge "$2" ] && [ "${f:-0}" -lt "$2" ]
+	[ "${drops:-x}" = 0 ] && [ "${f:-0}" -lt "$2" ] &&
+		{ [ "${w:-0}" -ge "$2" ] || [ $((10 * (${w:-0} - ${f:-0}))) -ge "${w:-1}" ]; }
 }
 
 # first_event NAME: "t cwnd" of the flow's first decrease of ssthresh.
