@@ -35,6 +35,33 @@ echo 200 > $PARAMS/initial_ssthresh
 echo 5 > $PARAMS/decrease_pct
 echo 0 > $PARAMS/probe
 
+# trace_has FILE EXPR: true once a tcp_probe line of FILE makes EXPR true,
+# an awk expression of that line's cwnd and ssthresh.
+trace_has() {
+	awk "match(\$0, /snd_cwnd=[0-9]+ ssthresh=[0-9]+/) {
+		split(substr(\$0, RSTART, RLENGTH), f, /[= ]/)
+		cwnd = f[2] + 0; ssthresh = f[4] + 0
+		if ($2) { found = 1; exit }
+	     }
+	     END { exit !found }" "$1"
+}
+
+# trace_wait FILE EXPR SECONDS: wait until trace_has FILE EXPR, for at
+# most SECONDS.
+trace_wait() {
+	local end=$((SECONDS + $3))
+
+	until trace_has "$1" "$2" || [ $SECONDS -ge $end ]; do
+		sleep 0.1
+	done
+}
+
+# A flow that waits for its first congestion event waits this long at
+# most: events came 1.3-1.6 s into the flow of section 5, 2.3-3.2 s
+# into section 6's, and 4.2 s into section 5's once with the peer's
+# window held at 200 KB.
+EVENT_WAIT=20
+
 # flow NAME CC SECONDS [BLACKHOLE_CWND BLACKHOLE_SECONDS]: one bulk flow
 # s1 -> d1 traced; writes $TMPD/NAME.rec ("t cwnd ssthresh"),
 # $TMPD/NAME.chg (changes of ssthresh: "t cwnd ssthresh -> ssthresh
@@ -46,10 +73,17 @@ echo 0 > $PARAMS/probe
 # lasts until SECONDS after the first ACK that follows the blackhole: a
 # debug kernel's guest took 14 s for the two tc calls, and the timer
 # backs off while they run.
+# flow NAME CC SECONDS event: the flow lasts until SECONDS after its first
+# congestion event (the first ACK to find ssthresh below the module's
+# initial_ssthresh; iperf3's control connection keeps the default
+# congestion control's, which is higher), or EVENT_WAIT seconds without
+# one: a fixed length left a sender that a loaded guest slowed down too
+# little time after a late event for its settling to show.
 flow() {
 	local name=$1 cc=$2 secs=$3 cwnd=${4:-} dur=${5:-}
-	local end length=$secs
+	local end length=$secs init
 	[ -n "$cwnd" ] && length=600
+	init=$(cat $PARAMS/initial_ssthresh)
 	lib_nsx d1 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
 	lib_wait_listen d1 5201 || return 1
 	$PROBE start --dport 5201
@@ -57,18 +91,15 @@ flow() {
 	local reader=$!
 	lib_nsx s1 iperf3 -c "$IP4_d1" -p 5201 -t "$length" -C "$cc" >/dev/null 2>&1 &
 	local client=$!
-	if [ -n "$cwnd" ]; then
+	if [ "$cwnd" = event ]; then
+		trace_wait "$TMPD/$name.trace" "ssthresh < $init" $EVENT_WAIT
+		sleep "$secs"
+		pkill -INT -f "^iperf3 -c $IP4_d1 -p 5201 "
+	elif [ -n "$cwnd" ]; then
 		# The trace, not the clock, says when the window is there: a
 		# debug kernel's guest needs seconds where a stock one needs
 		# 300 ms (iperf3's control connection stays at 10 segments).
-		end=$((SECONDS + 60))
-		until awk -v w="$cwnd" 'match($0, /snd_cwnd=[0-9]+/) &&
-				substr($0, RSTART + 9, RLENGTH - 9) + 0 >= w {
-					f = 1; exit }
-				END { exit !f }' "$TMPD/$name.trace" ||
-		      [ $SECONDS -ge $end ]; do
-			sleep 0.1
-		done
+		trace_wait "$TMPD/$name.trace" "cwnd >= $cwnd" 60
 		echo "blackhole on" > /sys/kernel/tracing/trace_marker
 		lib_nsx r2 tc qdisc change dev ifb-r1 root netem limit 100000 \
 			delay "$DELAY_US"us loss random 100%
@@ -297,9 +328,9 @@ lib_check "no congestion event in the probe (no decrease of ssthresh)" \
 #    held back again.
 lib_topo_up dumbbell --rate 10mbit --delay 100ms --queue 20
 overflow=$((BDP + 20 + 1))
-flow settle reno_tw 4
+flow settle reno_tw 3 event
 if [ -z "$(first_event settle)" ] && held_back settle $overflow; then
-	flow settle reno_tw 4
+	flow settle reno_tw 3 event
 fi
 read -r m t u o ss fe se v_first v_settled <<< "$(classify settle 5)"
 read -r t_first c_first <<< "$(first_event settle)"
@@ -349,7 +380,7 @@ ecn_flow() {
 	local ce0 retrans0
 
 	read -r ce0 retrans0 <<< "$(ecn_counts)"
-	flow ecn reno_tw 5
+	flow ecn reno_tw 3 event
 	read -r ce retrans <<< "$(ecn_counts)"
 	ce=$((ce - ce0)) retrans=$((retrans - retrans0))
 }
