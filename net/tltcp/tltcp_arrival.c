@@ -41,9 +41,7 @@
  *    carry more: then at least cwnd / srtt, what TCP's window lets it
  *    send.  The average starts at the larger of the first sample and
  *    cwnd / srtt: one sample may be old (TCP's latest when TL_ARRIVAL is
- *    turned on) or span a stall of the sender.  (Not the whole story of
- *    a section with 20 s to live, 40 KB behind TCP on lo, abandoned early
- *    in busy guests: it happened again with this rule, 2026-12-07.)  Not
+ *    turned on) or span a stall of the sender.  Not
  *    the pacing rate: TCP sets it to 1.2 (congestion
  *    avoidance) or 2 (slow start) times cwnd / srtt, so that pacing never
  *    limits it; as a prediction of arrivals it would be that much too
@@ -140,7 +138,7 @@ static u64 tltcp_arrival_in(const struct tltcp_est *e, u64 bytes)
 {
 	if (!e->rate)
 		return e->owd_ns;
-	return e->owd_ns + div64_u64(bytes * NSEC_PER_SEC, e->rate);
+	return e->owd_ns + mul_u64_u64_div_u64(bytes, NSEC_PER_SEC, e->rate);
 }
 
 /* Abandon every queued section whose last byte can no longer arrive by

@@ -403,7 +403,11 @@ static bool tltcp_send_record(struct sock *sk, struct tltcp_ctx *ctx)
 		else if (ctx->arrival && sec->sent == sec->len)
 			tltcp_arrival_sent(sk, ctx, tltcp_now());
 	}
+	/* No record in progress: nothing of one is left for TCP to take
+	 * (the arrival estimate counts len - done as bytes ahead).
+	 */
 	r->len = 0;
+	r->done = 0;
 	return true;
 }
 
@@ -413,6 +417,7 @@ static void tltcp_purge(struct sock *sk, struct tltcp_ctx *ctx)
 	struct tltcp_section *sec, *tmp;
 
 	ctx->txr.len = 0;
+	ctx->txr.done = 0;
 	ctx->txr.sec = NULL;
 	list_for_each_entry_safe(sec, tmp, &ctx->sendq, list) {
 		if (sec->sent == sec->len)

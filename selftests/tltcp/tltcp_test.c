@@ -5045,9 +5045,10 @@ TL_TEST(arrival_sockopt)
  * sections are told apart by their contents: pat(s, offset).
  * With deadlines ten times shorter the arrival estimate abandoned the
  * section with 20 s to live, 40 KB behind TCP on lo, in two runs of
- * about six in busy 6.12 and 7.3 guests (srtt 606 us, cwnd 10 after it,
- * 2026-12-07): a rate under 2 KB/s.  Why is not known yet; this test is
- * of the order, and a failure logs srtt and cwnd.
+ * about six in busy 6.12 and 7.3 guests (2026-12-07): the bytes ahead of
+ * it, counted below zero behind a finished record, had wrapped
+ * (arrival_after_large_record).  This test is of the order; a failure
+ * logs srtt and cwnd.
  */
 static void arrival_order(struct __test_metadata *_metadata, int sfd,
 			  int rfd, int *order)
@@ -5134,6 +5135,61 @@ TL_TEST(arrival_edf_order)
 	EXPECT_EQ(0, memcmp(edf, order, sizeof(order)))
 		TH_LOG("with TL_ARRIVAL received in the order %d %d %d %d %d",
 		       order[0], order[1], order[2], order[3], order[4]);
+}
+
+/*
+ * A record TCP has taken whole leaves nothing of itself ahead of the
+ * sections behind it.  The arrival estimate counts the rest of the record
+ * in progress as its length less what TCP took; a finished record used to
+ * keep what TCP had taken, so behind one larger than the sections queued
+ * after it the count went below zero and wrapped, and those sections
+ * looked as if exabytes were ahead of them: abandoned early, with any
+ * deadline under 1.8e19 ns / the estimated rate (the section with 20 s to
+ * live that arrival_edf_order saw abandoned in busy guests, 2026-12-07).
+ * With 10 ms of delay each way (netem on lo: a rate estimate of tens of
+ * MB/s, so that the wrapped count means minutes), a section of 20000
+ * bytes in one record (TL_NOTSENT 64 KiB) received whole, then two of
+ * 100 bytes with 2 s to live: both arrive as data, and nothing was
+ * abandoned early.
+ */
+TL_TEST(arrival_after_large_record)
+{
+	static const __u64 lens[3] = { 20000, 100, 100 };
+	static const __u64 dl[2] = { SEC(2), SEC(2) };
+	struct iovec iov[2];
+	struct tl_info info;
+	struct rx rx;
+	int k;
+
+	SETUP_SKIPPED();
+	ASSERT_EQ(0, system("tc qdisc replace dev lo root netem delay 10ms"))
+		TH_LOG("netem missing?");
+	reopen(_metadata, self, variant, &default_opts);
+	set_timeouts(self->rcv, 10000);
+	ASSERT_EQ(0, set_u32(self->snd, TL_NOTSENT, 65536));
+	ASSERT_EQ(0, set_u32(self->snd, TL_ARRIVAL, TL_ARRIVAL_ON));
+	ASSERT_EQ(0, rx_init(&rx, lens, 3, 65536));
+	ASSERT_EQ(20000, tl_send1(self->snd, 0, 20000, SEC(10), 0))
+		TH_LOG("sendmsg: %s", strerror(errno));
+	ASSERT_EQ(0, rx_section(_metadata, &rx, self->rcv));
+
+	for (k = 0; k < 2; k++) {
+		iov[k].iov_base = section_buf(k + 1, 100);
+		iov[k].iov_len = 100;
+		ASSERT_NE(NULL, iov[k].iov_base);
+	}
+	ASSERT_EQ(200, tl_sendv(self->snd, iov, 2, dl, 2, TL_DEADLINE, MSG_TL))
+		TH_LOG("sendmsg: %s", strerror(errno));
+	for (k = 0; k < 2; k++)
+		free(iov[k].iov_base);
+	ASSERT_EQ(1, rx_section(_metadata, &rx, self->rcv));
+	ASSERT_EQ(2, rx_section(_metadata, &rx, self->rcv));
+	EXPECT_EQ(100, rx.sec_data[1]);
+	EXPECT_EQ(100, rx.sec_data[2]);
+	EXPECT_EQ(0, rx.sec_gap[1] + rx.sec_gap[2]);
+	ASSERT_EQ(0, get_info(self->snd, &info));
+	EXPECT_EQ(0, info.sections_abandoned_early);
+	rx_free(&rx);
 }
 
 /*
