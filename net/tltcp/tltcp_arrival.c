@@ -41,11 +41,10 @@
  *    carry more: then at least cwnd / srtt, what TCP's window lets it
  *    send.  The average starts at the larger of the first sample and
  *    cwnd / srtt: one sample may be old (TCP's latest when TL_ARRIVAL is
- *    turned on) or span a stall of the sender.  Not
- *    the pacing rate: TCP sets it to 1.2 (congestion
- *    avoidance) or 2 (slow start) times cwnd / srtt, so that pacing never
- *    limits it; as a prediction of arrivals it would be that much too
- *    fast.
+ *    turned on) or span a stall of the sender.  Not the pacing rate:
+ *    TCP sets it to 1.2 (congestion avoidance) or 2 (slow start) times
+ *    cwnd / srtt, so that pacing never limits it; as a prediction of
+ *    arrivals it would be that much too fast.
  *    Why an average and not the largest sample of the last 10 srtt, as
  *    BBR keeps its bandwidth and as this module did before: samples
  *    scatter around the bottleneck's rate, and their maximum lies above
