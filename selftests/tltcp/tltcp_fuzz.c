@@ -1695,6 +1695,18 @@ static int sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+/* The path and the namespace's TCP when a flow did not recover: what
+ * lo's netem dropped or holds, and whether TCP's retransmissions went
+ * out (a retransmission of an skb still in a host queue is not sent, and
+ * counts in TCPSpuriousRtxHostQueues).  As TAP comments, on stderr.
+ */
+static void path_report(void)
+{
+	fflush(stdout);
+	sh("tc -s qdisc show dev lo | sed 's/^/# /' >&2");
+	sh("nstat -asz TcpRetransSegs TcpExtTCPTimeouts TcpExtTCPSpuriousRtxHostQueues TcpExtTCPLossProbes | sed 's/^/# /' >&2");
+}
+
 static unsigned char pattern(int f, uint64_t off)
 {
 	return (unsigned char)(off * 31 + f * 7 + (off >> 13));
@@ -1875,6 +1887,8 @@ static int run_cc(void)
 						  (unsigned long long)heal_tc_ns / 1000000);
 					flow_report(f, &fl[f]);
 				}
+				if (!all)
+					path_report();
 				heal_deadline = 0;
 				healing = false;
 				phase_end = t;
