@@ -59,8 +59,9 @@
  * UDP datagrams carry a sequence number and the send time, so the receiver
  * counts losses and one-way delay (exact between network namespaces, which
  * share CLOCK_MONOTONIC), to when the datagram reached the receiving
- * socket (the kernel's SO_TIMESTAMPNS), not to when the receiver read it.  Of the losses, those the receiving socket's own
- * full buffer caused (SO_RXQ_OVFL) are reported apart, as rcvbuf_drops: a
+ * socket (the kernel's SO_TIMESTAMPNS), not to when the receiver read
+ * it.  Of the losses, those the receiving socket's own full buffer
+ * caused (SO_RXQ_OVFL) are reported apart, as rcvbuf_drops: a
  * receiver that did not keep up, not the network.  A UDP flow ends with
  * END datagrams, or when the receiver hears nothing for two seconds (-I:
  * SECS, 0 = never).

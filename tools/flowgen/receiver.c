@@ -209,7 +209,6 @@ struct udp_rx {
 	const struct opts *o;
 	struct results *r;
 	uint64_t start, last;		/* ns: the first and last datagram */
-	uint64_t arrived;		/* ns: when the last one reached the socket */
 	uint64_t next_seq;		/* plain flow: the next expected */
 };
 
@@ -297,8 +296,13 @@ static void udp_got_plain(struct udp_rx *u, struct interval *iv,
 	iv->owd_sum += (double)(t - be64toh(h->sent_ns)) / 1e9;
 }
 
-/* n bytes received at time t: false once the flow's END came. */
-static bool udp_got(struct udp_rx *u, const char *buf, ssize_t n, uint64_t t)
+/* n bytes read at time t, which reached the socket at @arrived: false
+ * once the flow's END came.  Sections count bytes on time as the TCP
+ * transports' reader does, at the read; the plain flow's one-way delay
+ * runs to the arrival.
+ */
+static bool udp_got(struct udp_rx *u, const char *buf, ssize_t n, uint64_t t,
+		    uint64_t arrived)
 {
 	struct interval *iv;
 	struct sec_hdr sh;
@@ -325,7 +329,7 @@ static bool udp_got(struct udp_rx *u, const char *buf, ssize_t n, uint64_t t)
 	if (section)
 		iv->on_time_bytes += sec_rx_datagram(&u->r->sec_rx, &sh, t);
 	else
-		udp_got_plain(u, iv, &h, u->arrived);
+		udp_got_plain(u, iv, &h, arrived);
 	return true;
 }
 
@@ -333,8 +337,8 @@ void serve_udp(const struct opts *o, struct results *r, int fd)
 {
 	struct udp_rx u = { .o = o, .r = r };
 	char *buf = malloc(BUF_SIZE);
+	uint64_t t, arrived;
 	int one = 1, ready;
-	uint64_t t;
 	ssize_t n;
 
 	if (!buf)
@@ -352,8 +356,8 @@ void serve_udp(const struct opts *o, struct results *r, int fd)
 			continue;
 		if (!ready)
 			break;
-		n = udp_read(r, fd, buf, &t, &u.arrived);
-		if (n >= 0 && !udp_got(&u, buf, n, t))
+		n = udp_read(r, fd, buf, &t, &arrived);
+		if (n >= 0 && !udp_got(&u, buf, n, t, arrived))
 			break;
 	}
 	free(buf);
